@@ -1,0 +1,103 @@
+# torch_tpu build. `make demo` and `make test` do all the set-up on a fresh clone.
+PYTHON_SYS ?= python3.11
+VENV       := .venv
+PY         := $(VENV)/bin/python
+BUILD      := build
+
+CC      ?= cc
+CFLAGS_BASE := -std=c11 -fPIC -g -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter
+CFLAGS  := $(CFLAGS_BASE) -O2
+LDLIBS  := -ldl -lpthread -lm
+
+CORE_SRC   := $(sort $(wildcard csrc/core/base/*.c csrc/core/pjrt/*.c csrc/core/shlo/*.c \
+                csrc/core/lower/*.c csrc/core/graph/*.c csrc/core/runtime/*.c))
+CORE_HDR   := $(wildcard csrc/core/*/*.h)
+CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC   := $(sort $(wildcard csrc/core/tests/test_*.c))
+TEST_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/tests/%)
+ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
+ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
+ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+.PHONY: all venv core bridge demo test test-c test-py test-asan bench clean ops-report
+
+all: bridge
+
+# ---- set-up ---------------------------------------------------------------
+$(VENV)/.stamp: requirements.txt
+	test -x $(PY) || $(PYTHON_SYS) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+venv: $(VENV)/.stamp
+
+# ---- C core -----------------------------------------------------------------
+$(BUILD)/%.o: %.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/libttcore.a: $(CORE_OBJ)
+	ar rcs $@ $^
+core: $(BUILD)/libttcore.a
+
+$(BUILD)/tests/%: csrc/core/tests/%.c csrc/core/tests/tt_test.h $(BUILD)/libttcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libttcore.a -o $@ $(LDLIBS)
+
+$(BUILD)/asan/obj/%.o: %.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_FLAGS) -c $< -o $@
+$(BUILD)/asan/libttcore.a: $(ASAN_OBJ)
+	ar rcs $@ $^
+$(BUILD)/asan/%: csrc/core/tests/%.c csrc/core/tests/tt_test.h $(BUILD)/asan/libttcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_FLAGS) $< $(BUILD)/asan/libttcore.a -o $@ $(LDLIBS)
+
+# Plugin paths for the C tests (no Python at test time, only to locate them).
+PLUGIN_ENV = TT_TEST_PLUGIN_NEW="$$($(PY) -c 'import lammps_jax_pjrt_cpu as m; print(m.PLUGIN_PATH)')" \
+             TT_TEST_PLUGIN_OLD="$$($(PY) -c 'import xla_plugins.xla_cpu_pjrt as m, os; print(os.path.join(os.path.dirname(m.__file__), "xla_cpu_pjrt.so"))')" \
+             TT_TEST_FAKE_DIR=$(BUILD)/fake
+
+$(BUILD)/fake/.stamp: csrc/core/tests/fake_plugin.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -fPIC -shared -DFAKE_MAJOR=1 $< -o $(BUILD)/fake/fake_major.so
+	$(CC) -std=c11 -fPIC -shared -DFAKE_SHORT=1 $< -o $(BUILD)/fake/fake_short.so
+	$(CC) -std=c11 -fPIC -shared $< -o $(BUILD)/fake/fake_nosym.so -DFAKE_NOSYM=1
+	touch $@
+
+test-c: venv $(TEST_BIN) $(BUILD)/fake/.stamp
+	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $(PLUGIN_ENV) $$t; done
+
+test-asan: venv $(ASAN_BIN) $(BUILD)/fake/.stamp
+	@set -e; for t in $(ASAN_BIN); do echo "== $$t (asan)"; \
+	  $(PLUGIN_ENV) ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+# ---- bridge + Python package --------------------------------------------------
+BRIDGE_SRC := $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h) setup.py
+# The editable install registers the package and its torch.backends entry
+# point (once); later rebuilds of the extension are incremental (ninja).
+$(BUILD)/.installed: $(VENV)/.stamp setup.py
+	@mkdir -p $(BUILD)
+	TORCH_DEVICE_BACKEND_AUTOLOAD=0 $(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	touch $@
+$(BUILD)/.bridge: $(BUILD)/.installed $(BUILD)/libttcore.a $(BRIDGE_SRC)
+	TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=2 $(PY) setup.py -q build_ext --inplace
+	touch $@
+bridge: $(BUILD)/.bridge
+
+# ---- what users run -------------------------------------------------------------
+demo: bridge
+	$(PY) examples/train_mlp.py
+
+test-py: bridge
+	$(PY) -m pytest -q tests
+
+test: test-c test-py
+
+bench: bridge
+	$(PY) bench/bench_ops.py
+
+ops-report: bridge
+	$(PY) -m torch_tpu.ops_report --markdown
+
+clean:
+	rm -rf $(BUILD) torch_tpu/_C*.so *.egg-info

@@ -1,0 +1,56 @@
+// torch_tpu bridge: the thin C++ layer between PyTorch's PrivateUse1 hooks
+// and the C core. No op semantics live here: kernels marshal ATen calls into
+// tt_runtime_call and the lowering tables decide what an op computes.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/Exception.h>
+
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "../core/runtime/tt_runtime.h"
+}
+
+namespace torch_tpu {
+
+// Converts a core status into a c10 error (one place). Consumes the status.
+[[noreturn]] void throw_status(tt_status_t st, const char* context);
+#define TT_CHECK_STATUS(expr, ctx)                    \
+  do {                                                \
+    tt_status_t tt__s = (expr);                       \
+    if (tt__s) ::torch_tpu::throw_status(tt__s, ctx); \
+  } while (0)
+
+// The process-wide runtime, created on first use (plugin discovery over the
+// search path set from Python). Throws the discovery error if none loads.
+tt_runtime_t* runtime();
+// Never throws: 0 when no plugin could be loaded.
+int device_count_nothrow();
+std::string init_error();  // "" if the runtime loaded
+void set_search_path(const std::vector<std::string>& dirs);
+
+// Current device of this thread.
+c10::DeviceIndex current_device();
+void set_current_device(c10::DeviceIndex d);
+
+// dtype conversion; throws for dtypes the device cannot hold.
+tt_dtype_t to_tt_dtype(at::ScalarType t);
+bool has_tt_dtype(at::ScalarType t);
+
+// The core view of a tpu tensor (borrowed storage).
+tt_view_t to_view(const at::Tensor& t);
+
+c10::DeviceAllocator* allocator();
+at::Generator default_generator(c10::DeviceIndex d);
+at::Generator new_generator(c10::DeviceIndex d);
+// Takes (seed, offset) for `n` random values from a tpu generator.
+void next_rng(const std::optional<at::Generator>& gen, c10::DeviceIndex d, uint64_t n,
+              uint64_t out[2]);
+
+void set_cpu_fallback(bool on);
+bool cpu_fallback_enabled();
+
+}  // namespace torch_tpu

@@ -1,0 +1,386 @@
+// The boxed fallback: every ATen op without its own PrivateUse1 kernel lands
+// here. Output metadata comes from PyTorch's meta kernels; the op is looked up
+// in the core's lowering tables and run through tt_runtime_call. Ops without a
+// lowering raise (or run on the CPU when the user asked for that).
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "bridge.h"
+
+namespace torch_tpu {
+namespace {
+
+std::atomic<bool> g_cpu_fallback{false};
+std::once_flag g_fallback_env_once;
+
+struct OpInfo {
+  std::string name;                 // "aten::add.Tensor"
+  const tt_lower_entry_t* entry;    // NULL: no lowering
+  bool host_op;                     // data-dependent output size: runs on the host
+};
+
+// Ops whose output size depends on the data: they sync and run on the host.
+const std::unordered_set<std::string> kHostOps = {
+    "aten::masked_select", "aten::nonzero", "aten::_unique2", "aten::unique_consecutive",
+    "aten::unique_dim", "aten::_unique", "aten::nonzero_static",
+};
+
+const OpInfo& op_info(const c10::OperatorHandle& op) {
+  static std::mutex mu;
+  static std::unordered_map<const void*, OpInfo> cache;
+  const void* key = &op.schema();
+  std::lock_guard<std::mutex> lk(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  const auto& on = op.schema().operator_name();
+  std::string name = on.name + (on.overload_name.empty() ? "" : "." + on.overload_name);
+  OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0};
+  return cache.emplace(key, std::move(info)).first->second;
+}
+
+c10::TypeKind base_kind(const c10::TypePtr& t) {
+  if (auto o = t->cast<c10::OptionalType>()) return o->getElementType()->kind();
+  return t->kind();
+}
+
+c10::TypeKind list_elem_kind(const c10::TypePtr& t) {
+  c10::TypePtr x = t;
+  if (auto o = x->cast<c10::OptionalType>()) x = o->getElementType();
+  if (auto l = x->cast<c10::ListType>()) {
+    auto e = l->getElementType();
+    if (auto o = e->cast<c10::OptionalType>()) return o->getElementType()->kind();
+    return e->kind();
+  }
+  return c10::TypeKind::AnyType;
+}
+
+bool is_tpu(const at::Tensor& t) { return t.defined() && t.is_privateuseone(); }
+
+// ---- meta ------------------------------------------------------------------------
+
+at::Tensor to_meta(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  if (!is_tpu(t) && !(t.is_cpu() && t.dim() == 0))
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
+                       "devices, tpu and ", t.device(), "!");
+  if (!is_tpu(t)) return t;  // 0-dim host values stay on the host (meta kernels accept them)
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+}
+
+c10::IValue to_meta(const c10::IValue& v) {
+  if (v.isTensor()) return to_meta(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(to_meta(t));
+    return out;
+  }
+  if (v.isList()) {
+    auto l = v.toList();
+    if (l.size() && (l.get(0).isTensor() || l.get(0).isNone())) {
+      c10::List<std::optional<at::Tensor>> out;
+      for (const c10::IValue& e : l) {
+        if (e.isTensor()) out.push_back(to_meta(e.toTensor()));
+        else out.push_back(std::nullopt);
+      }
+      return out;
+    }
+  }
+  if (v.isGenerator()) return c10::IValue();
+  return v;
+}
+
+// ---- marshalling ------------------------------------------------------------------
+
+struct Marshal {
+  std::deque<std::vector<tt_call_arg_t>> lists;
+  std::deque<std::vector<int64_t>> ints;
+  std::deque<std::string> strs;
+  c10::DeviceIndex device = -1;
+
+  void note_device(const at::Tensor& t) {
+    if (is_tpu(t) && device < 0) device = t.device().index();
+  }
+
+  tt_call_arg_t tensor(const at::Tensor& t) {
+    tt_call_arg_t a;
+    std::memset(&a, 0, sizeof(a));
+    if (!t.defined()) {
+      a.kind = TT_ARG_NONE;
+      return a;
+    }
+    a.kind = TT_ARG_TENSOR;
+    if (is_tpu(t)) {
+      note_device(t);
+      a.view = to_view(t);
+      a.tier = t.dim() == 0 ? TT_TIER_ZERO_DIM : TT_TIER_DIM;
+      return a;
+    }
+    TORCH_CHECK(t.dim() == 0, "Expected all tensors to be on the same device, but found tpu and ",
+                t.device());
+    a.on_host = true;
+    a.tier = t.unsafeGetTensorImpl()->is_wrapped_number() ? TT_TIER_WRAPPED : TT_TIER_ZERO_DIM;
+    a.sdtype = to_tt_dtype(t.scalar_type());
+    auto c = t.contiguous();
+    std::memcpy(a.scalar.bytes, c.const_data_ptr(), t.element_size());
+    return a;
+  }
+
+  tt_call_arg_t scalar(const at::Scalar& s) {
+    tt_call_arg_t a;
+    std::memset(&a, 0, sizeof(a));
+    a.kind = TT_ARG_SCALAR;
+    if (s.isBoolean()) {
+      a.sdtype = TT_BOOL;
+      a.scalar.bytes[0] = s.toBool() ? 1 : 0;
+    } else if (s.isIntegral(false)) {
+      a.sdtype = TT_I64;
+      a.scalar.i = s.toLong();
+    } else {
+      TORCH_CHECK(!s.isComplex(), "complex scalars are not supported on the tpu device yet");
+      a.sdtype = TT_F64;
+      a.scalar.f = s.toDouble();
+    }
+    return a;
+  }
+
+  tt_call_arg_t arg(const c10::Argument& schema_arg, const c10::IValue& v, bool is_out) {
+    tt_call_arg_t a;
+    std::memset(&a, 0, sizeof(a));
+    if (is_out) {
+      a.kind = TT_ARG_OUT;
+      if (v.isTensor()) note_device(v.toTensor());
+      return a;
+    }
+    if (v.isNone()) {
+      a.kind = TT_ARG_NONE;
+      return a;
+    }
+    c10::TypeKind k = base_kind(schema_arg.type());
+    if (v.isTensor()) return tensor(v.toTensor());
+    if (v.isScalar() && k == c10::TypeKind::NumberType) return scalar(v.toScalar());
+    if (v.isTensorList() || (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::TensorType)) {
+      auto& vec = lists.emplace_back();
+      for (const c10::IValue& e : v.toList()) vec.push_back(e.isTensor() ? tensor(e.toTensor()) : tensor(at::Tensor()));
+      a.kind = TT_ARG_TENSORS;
+      a.list = vec.data();
+      a.n = (int)vec.size();
+      return a;
+    }
+    if (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::NumberType) {
+      auto& vec = lists.emplace_back();
+      for (const c10::IValue& e : v.toList()) vec.push_back(scalar(e.toScalar()));
+      a.kind = TT_ARG_SCALARS;
+      a.list = vec.data();
+      a.n = (int)vec.size();
+      return a;
+    }
+    switch (k) {
+      case c10::TypeKind::ScalarTypeType:
+        a.kind = TT_ARG_INT;
+        a.i = has_tt_dtype((at::ScalarType)v.toInt()) ? to_tt_dtype((at::ScalarType)v.toInt()) : -1;
+        return a;
+      case c10::TypeKind::LayoutType:
+      case c10::TypeKind::MemoryFormatType:
+      case c10::TypeKind::DeviceObjType:
+      case c10::TypeKind::GeneratorType:
+        a.kind = TT_ARG_NONE;
+        return a;
+      default:
+        break;
+    }
+    if (v.isBool()) {
+      a.kind = TT_ARG_BOOL;
+      a.i = v.toBool();
+    } else if (v.isInt() || v.isSymInt()) {
+      a.kind = TT_ARG_INT;
+      a.i = v.isInt() ? v.toInt() : v.toSymInt().expect_int();
+    } else if (v.isDouble()) {
+      a.kind = TT_ARG_FLOAT;
+      a.f = v.toDouble();
+    } else if (v.isString()) {
+      a.kind = TT_ARG_STR;
+      a.str = strs.emplace_back(v.toStringRef()).c_str();
+    } else if (v.isIntList() || v.isBoolList() || (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::SymIntType)) {
+      auto& vec = ints.emplace_back();
+      for (const c10::IValue& e : v.toList())
+        vec.push_back(e.isBool() ? e.toBool() : e.isInt() ? e.toInt() : e.toSymInt().expect_int());
+      a.kind = TT_ARG_INTS;
+      a.ints = vec.data();
+      a.n = (int)vec.size();
+    } else if (v.isScalar()) {
+      return scalar(v.toScalar());
+    } else {
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "tpu: argument '", schema_arg.name(), "' of type ",
+                                  schema_arg.type()->str(), " is not supported yet");
+    }
+    return a;
+  }
+};
+
+void flatten_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) out.push_back(v.toTensor());
+  else if (v.isTensorList())
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(t);
+}
+
+// A new tpu tensor shaped like a meta result.
+at::Tensor like_meta(const at::Tensor& m, c10::DeviceIndex d) {
+  return at::empty_strided(m.sizes(), m.strides(),
+                           m.options().device(c10::Device(c10::DeviceType::PrivateUse1, d)));
+}
+
+c10::IValue materialize_return(const c10::IValue& m, c10::DeviceIndex d) {
+  if (m.isTensor()) return like_meta(m.toTensor(), d);
+  if (m.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : m.toTensorList()) out.push_back(like_meta(t, d));
+    return out;
+  }
+  return m;
+}
+
+[[noreturn]] void unsupported(const OpInfo& info) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, info.name,
+                              " is not supported on the tpu device yet. To run it on the CPU "
+                              "instead, call torch_tpu.cpu_fallback(True) or set "
+                              "TORCH_TPU_CPU_FALLBACK=1.");
+}
+
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const OpInfo& info,
+                bool warn) {
+  if (warn) {
+    static std::mutex mu;
+    static std::unordered_set<std::string> warned;
+    std::lock_guard<std::mutex> lk(mu);
+    if (warned.insert(info.name).second)
+      TORCH_WARN(info.name, " is not supported on the tpu device yet; running it on the CPU "
+                            "(copies its tensors to the host and back).");
+  }
+  at::native::cpu_fallback(op, stack);
+}
+
+void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  const OpInfo& info = op_info(op);
+  if (info.host_op) return run_on_cpu(op, stack, info, false);
+  if (!info.entry || !info.entry->fn) {
+    if (cpu_fallback_enabled()) return run_on_cpu(op, stack, info, true);
+    unsupported(info);
+  }
+  const auto& schema = op.schema();
+  const size_t nargs = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
+
+  // 1. output metadata from the meta kernel
+  torch::jit::Stack meta;
+  meta.reserve(nargs);
+  for (const auto& a : args) meta.push_back(to_meta(a));
+  std::vector<c10::IValue> meta_args(meta.begin(), meta.end());
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+
+  // 2. outputs: the mutated arguments, else new tensors like the meta results
+  std::vector<at::Tensor> outs;
+  std::vector<bool> is_out(nargs, false);
+  bool mutates = false;
+  for (size_t i = 0; i < nargs; i++) {
+    const auto* ai = schema.arguments()[i].alias_info();
+    if (!ai || !ai->isWrite()) continue;
+    mutates = true;
+    is_out[i] = schema.arguments()[i].is_out();
+    std::vector<at::Tensor> real, m;
+    flatten_tensors(args[i], real);
+    flatten_tensors(meta_args[i], m);
+    for (size_t k = 0; k < real.size(); k++) {
+      if (k < m.size() && real[k].sizes() != m[k].sizes()) {
+        real[k].resize_(m[k].sizes());
+        if (real[k].strides() != m[k].strides()) real[k].as_strided_(m[k].sizes(), m[k].strides());
+      }
+      outs.push_back(real[k]);
+    }
+  }
+  Marshal mm;
+  for (const auto& a : args) {
+    if (a.isTensor()) mm.note_device(a.toTensor());
+    else if (a.isTensorList())
+      for (const at::Tensor& t : a.toTensorList()) mm.note_device(t);
+  }
+  if (mm.device < 0) mm.device = current_device();
+  std::vector<c10::IValue> new_returns;
+  if (!mutates) {
+    for (const auto& r : meta) {
+      new_returns.push_back(materialize_return(r, mm.device));
+      flatten_tensors(new_returns.back(), outs);
+    }
+  }
+
+  // 3. the call
+  std::vector<tt_call_arg_t> cargs;
+  cargs.reserve(nargs);
+  for (size_t i = 0; i < nargs; i++) cargs.push_back(mm.arg(schema.arguments()[i], args[i], is_out[i]));
+  std::vector<tt_view_t> views;
+  std::vector<tt_dtype_t> dtypes;
+  uint64_t numel = 0;
+  for (const auto& o : outs) {
+    TORCH_CHECK(is_tpu(o), info.name, ": output is not a tpu tensor");
+    views.push_back(to_view(o));
+    dtypes.push_back(views.back().dtype);
+    numel += (uint64_t)o.numel();
+  }
+  tt_call_t call;
+  std::memset(&call, 0, sizeof(call));
+  call.op = info.entry;
+  call.args = cargs.data();
+  call.nargs = (int)cargs.size();
+  call.outs = views.data();
+  call.out_dtypes = dtypes.data();
+  call.nout = (int)views.size();
+  call.device = mm.device;
+  if (info.entry->flags & TT_LF_RNG) {
+    std::optional<at::Generator> gen;
+    for (const auto& a : args)
+      if (a.isGenerator()) gen = a.toGenerator();
+    next_rng(gen, mm.device, numel, call.rng);
+  }
+  TT_CHECK_STATUS(tt_runtime_call(runtime(), &call), info.name.c_str());
+
+  // 4. returns
+  torch::jit::drop(*stack, nargs);
+  if (!mutates) {
+    for (auto& r : new_returns) stack->push_back(std::move(r));
+    return;
+  }
+  for (const auto& ret : schema.returns()) {
+    const auto* ra = ret.alias_info();
+    TORCH_CHECK(ra, info.name, ": a mutating op with a fresh return is not supported yet");
+    bool found = false;
+    for (size_t i = 0; i < nargs && !found; i++) {
+      const auto* ai = schema.arguments()[i].alias_info();
+      if (ai && ai->beforeSets() == ra->beforeSets()) {
+        stack->push_back(args[i]);
+        found = true;
+      }
+    }
+    TORCH_CHECK(found, info.name, ": cannot match a return to its argument");
+  }
+}
+
+}  // namespace
+
+void set_cpu_fallback(bool on) { g_cpu_fallback = on; }
+
+bool cpu_fallback_enabled() {
+  std::call_once(g_fallback_env_once, [] {
+    if (tt_env_flag(TT_ENV_CPU_FALLBACK)) g_cpu_fallback = true;
+  });
+  return g_cpu_fallback;
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&tpu_fallback>());
+}
+
+}  // namespace torch_tpu

@@ -1,0 +1,88 @@
+// torch_tpu._C: the Python-facing functions of the bridge.
+#include <torch/csrc/Generator.h>
+#include <torch/extension.h>
+
+#include "bridge.h"
+
+namespace torch_tpu {
+void register_hooks();
+}
+
+namespace {
+using namespace torch_tpu;
+
+py::dict info() {
+  py::dict d;
+  tt_runtime_t* rt = runtime();
+  const tt_pjrt_info_t* i = tt_runtime_info(rt);
+  d["plugin_path"] = std::string(i->plugin_path);
+  d["api_version"] = std::to_string(i->api_major) + "." + std::to_string(i->api_minor);
+  d["platform_name"] = std::string(i->platform_name);
+  d["platform_version"] = std::string(i->platform_version);
+  d["device_kind"] = std::string(i->device_kind);
+  d["num_devices"] = i->num_devices;
+  d["stablehlo_current_version"] = std::string(i->stablehlo_current);
+  d["stablehlo_minimum_version"] = std::string(i->stablehlo_minimum);
+  return d;
+}
+
+py::dict stats(int device) {
+  tt_runtime_stats_t s;
+  tt_runtime_get_stats(runtime(), device, &s);
+  py::dict d;
+  d["bytes_in_use"] = s.bytes_in_use;
+  d["peak_bytes"] = s.peak_bytes;
+  d["num_storages"] = s.num_storages;
+  d["num_buffers"] = s.num_buffers;
+  d["cache_hits"] = s.cache_hits;
+  d["cache_misses"] = s.cache_misses;
+  d["cache_entries"] = s.cache_entries;
+  d["compile_seconds"] = s.compile_seconds;
+  d["executions"] = s.executions;
+  return d;
+}
+
+py::list supported_ops() {
+  py::list l;
+  for (int i = 0; i < tt_lower_count(); i++) {
+    const tt_lower_entry_t* e = tt_lower_at(i);
+    if (e->fn) l.append(std::string(e->name));
+  }
+  return l;
+}
+
+py::list env_vars() {
+  py::list l;
+  for (int i = 0; i < TT_ENV_COUNT; i++) {
+    const tt_env_info_t* e = tt_env_info((tt_env_var_t)i);
+    l.append(py::make_tuple(e->name, e->default_value ? e->default_value : "", e->help));
+  }
+  return l;
+}
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  register_hooks();
+  m.def("_set_search_path", &set_search_path);
+  m.def("_device_count", &device_count_nothrow);
+  m.def("_init_error", &init_error);
+  m.def("_current_device", [] { return (int)current_device(); });
+  m.def("_set_device", [](int d) { set_current_device((c10::DeviceIndex)d); });
+  m.def("_synchronize", [](int d) {
+    py::gil_scoped_release nogil;
+    TT_CHECK_STATUS(tt_runtime_synchronize(runtime(), d), "synchronize");
+  });
+  m.def("_info", &info);
+  m.def("_stats", &stats);
+  m.def("_reset_peak", [](int d) { tt_runtime_reset_peak(runtime(), d); });
+  m.def("_set_mode", [](int mode) { tt_runtime_set_mode((tt_mode_t)mode); });
+  m.def("_get_mode", [] { return (int)tt_runtime_mode(); });
+  m.def("_set_cpu_fallback", &set_cpu_fallback);
+  m.def("_cpu_fallback_enabled", &cpu_fallback_enabled);
+  m.def("_default_generator", [](int d) {
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(default_generator((c10::DeviceIndex)d)));
+  });
+  m.def("_supported_ops", &supported_ops);
+  m.def("_env_vars", &env_vars);
+}

@@ -1,0 +1,128 @@
+// Process-wide runtime: lazy creation, device selection, dtype mapping.
+#include <mutex>
+
+#include "bridge.h"
+
+namespace torch_tpu {
+
+namespace {
+std::mutex g_mu;
+tt_runtime_t* g_rt = nullptr;
+bool g_tried = false;
+std::string g_error;
+std::vector<std::string> g_search;
+thread_local c10::DeviceIndex t_device = 0;
+
+void try_init_locked() {
+  if (g_tried) return;
+  g_tried = true;
+  std::vector<const char*> dirs;
+  for (auto& d : g_search) dirs.push_back(d.c_str());
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  tt_status_t st = tt_pjrt_discover(dirs.data(), (int)dirs.size(), &path);
+  if (!st) {
+    int ncpu = (int)tt_env_int(TT_ENV_NUM_CPU_DEVICES, 1);
+    st = tt_runtime_open(path.data, ncpu, &g_rt);
+  }
+  if (st) {
+    g_error = tt_status_message(st);
+    tt_status_free(st);
+    g_rt = nullptr;
+  }
+  tt_sbuf_free(&path);
+}
+}  // namespace
+
+void throw_status(tt_status_t st, const char* context) {
+  std::string msg = tt_status_message(st);
+  tt_code_t code = tt_status_code(st);
+  tt_status_free(st);
+  if (context && *context) msg = std::string(context) + ": " + msg;
+  if (code == TT_UNIMPLEMENTED) TORCH_CHECK_NOT_IMPLEMENTED(false, msg);
+  if (code == TT_INVALID_ARGUMENT) TORCH_CHECK_VALUE(false, msg);
+  TORCH_CHECK(false, msg);
+}
+
+void set_search_path(const std::vector<std::string>& dirs) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  g_search = dirs;
+}
+
+tt_runtime_t* runtime() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  try_init_locked();
+  TORCH_CHECK(g_rt, "torch_tpu could not start a PJRT plugin for the tpu device: ", g_error);
+  return g_rt;
+}
+
+int device_count_nothrow() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  try_init_locked();
+  return g_rt ? tt_runtime_device_count(g_rt) : 0;
+}
+
+std::string init_error() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  try_init_locked();
+  return g_error;
+}
+
+c10::DeviceIndex current_device() { return t_device; }
+
+void set_current_device(c10::DeviceIndex d) {
+  if (d < 0) return;
+  int n = device_count_nothrow();
+  TORCH_CHECK(d < n || n == 0, "invalid tpu device index ", (int)d, " (there are ", n, " devices)");
+  t_device = d;
+}
+
+bool has_tt_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt:
+    case at::kLong: case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
+    case at::kUInt16: case at::kUInt32: case at::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+tt_dtype_t to_tt_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kBool: return TT_BOOL;
+    case at::kByte: return TT_U8;
+    case at::kChar: return TT_I8;
+    case at::kShort: return TT_I16;
+    case at::kInt: return TT_I32;
+    case at::kLong: return TT_I64;
+    case at::kHalf: return TT_F16;
+    case at::kBFloat16: return TT_BF16;
+    case at::kFloat: return TT_F32;
+    case at::kDouble: return TT_F64;
+    case at::kUInt16: return TT_U16;
+    case at::kUInt32: return TT_U32;
+    case at::kUInt64: return TT_U64;
+    default:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "dtype ", t, " is not supported on the tpu device yet");
+  }
+}
+
+tt_view_t to_view(const at::Tensor& t) {
+  tt_view_t v;
+  std::memset(&v, 0, sizeof(v));
+  TORCH_CHECK(t.dim() <= TT_MAX_RANK, "tpu tensors have at most ", TT_MAX_RANK, " dimensions, got ",
+              t.dim());
+  v.storage = static_cast<tt_storage_t*>(t.storage().mutable_data());
+  TORCH_CHECK(v.storage, "tpu tensor without a storage");
+  v.dtype = to_tt_dtype(t.scalar_type());
+  v.rank = (int32_t)t.dim();
+  for (int i = 0; i < v.rank; i++) {
+    v.sizes[i] = t.size(i);
+    v.strides[i] = t.stride(i);
+  }
+  v.offset = t.storage_offset();
+  return v;
+}
+
+}  // namespace torch_tpu

@@ -1,0 +1,49 @@
+/* The one table of TORCH_TPU_* environment variables. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tt_base.h"
+
+static const tt_env_info_t k_env[] = {
+    [TT_ENV_PJRT_PLUGIN] = {"TORCH_TPU_PJRT_PLUGIN", NULL,
+                            "path of a PJRT plugin .so; overrides discovery"},
+    [TT_ENV_PJRT_PLATFORM] = {"TORCH_TPU_PJRT_PLATFORM", NULL,
+                              "force a platform during discovery: cpu, gpu or tpu"},
+    [TT_ENV_NUM_CPU_DEVICES] = {"TORCH_TPU_NUM_CPU_DEVICES", "1",
+                                "number of devices the CPU plugin exposes"},
+    [TT_ENV_LAUNCH_BLOCKING] = {"TORCH_TPU_LAUNCH_BLOCKING", "0",
+                                "1: Debug Eager (wait for every op, raise errors at the op)"},
+    [TT_ENV_DEFER_AND_FUSE] = {"TORCH_TPU_DEFER_AND_FUSE", "0",
+                               "1: Fused Eager (defer ops, run them as one program)"},
+    [TT_ENV_CPU_FALLBACK] = {"TORCH_TPU_CPU_FALLBACK", "0",
+                             "1: run ops the tpu device lacks on the CPU (warns once per op)"},
+    [TT_ENV_CACHE_DIR] = {"TORCH_TPU_CACHE_DIR", NULL,
+                          "directory of the persistent compilation cache"},
+    [TT_ENV_DUMP_HLO] = {"TORCH_TPU_DUMP_HLO", "0",
+                         "1: print every StableHLO program before it is compiled"},
+};
+_Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
+
+const tt_env_info_t* tt_env_info(tt_env_var_t v) { return v < TT_ENV_COUNT ? &k_env[v] : NULL; }
+
+const char* tt_env_get(tt_env_var_t v) {
+  if (v >= TT_ENV_COUNT) return NULL;
+  const char* s = getenv(k_env[v].name);
+  return (s && *s) ? s : k_env[v].default_value;
+}
+
+bool tt_env_flag(tt_env_var_t v) {
+  const char* s = tt_env_get(v);
+  if (!s) return false;
+  return !strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
+         !strcasecmp(s, "on");
+}
+
+int64_t tt_env_int(tt_env_var_t v, int64_t dflt) {
+  const char* s = tt_env_get(v);
+  if (!s) return dflt;
+  char* end = NULL;
+  long long x = strtoll(s, &end, 10);
+  return (end && *end == 0) ? (int64_t)x : dflt;
+}

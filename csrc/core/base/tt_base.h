@@ -1,0 +1,150 @@
+/* torch_tpu core: base layer. Status values, dtypes, tensor types, small
+ * helpers. Nothing here knows about PJRT, StableHLO or PyTorch.
+ *
+ * Ownership: a tt_status_t is owned by whoever holds it; it must be either
+ * returned upward, consumed with tt_status_free, or turned into a message.
+ * Thread rules: everything here is thread-safe (no shared state) except the
+ * env registry, which is read-only after first use. */
+#ifndef TT_BASE_H_
+#define TT_BASE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ------------------------------------------------------------
+ * NULL means OK. A failure is a heap object with a code and a message; it is
+ * annotated (prefix added) as it propagates upward. */
+typedef enum tt_code {
+  TT_OK = 0,
+  TT_INVALID_ARGUMENT = 1,
+  TT_NOT_FOUND = 2,
+  TT_UNIMPLEMENTED = 3,
+  TT_FAILED_PRECONDITION = 4,
+  TT_INTERNAL = 5,
+  TT_RESOURCE_EXHAUSTED = 6,
+  TT_UNAVAILABLE = 7,
+} tt_code_t;
+
+typedef struct tt_status_s* tt_status_t;
+
+tt_status_t tt_status_make(tt_code_t code, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prefixes "<context>: " to the message; returns the same status (or NULL). */
+tt_status_t tt_status_annotate(tt_status_t st, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+tt_code_t tt_status_code(tt_status_t st);
+const char* tt_status_message(tt_status_t st); /* borrowed; "" for OK */
+tt_status_t tt_status_clone(tt_status_t st);
+void tt_status_free(tt_status_t st); /* NULL-safe */
+
+#define TT_RETURN_IF_ERROR(expr)                \
+  do {                                          \
+    tt_status_t tt__st = (expr);                \
+    if (tt__st) return tt__st;                  \
+  } while (0)
+
+#define TT_RETURN_IF_ERROR_CTX(expr, ...)                  \
+  do {                                                     \
+    tt_status_t tt__st = (expr);                           \
+    if (tt__st) return tt_status_annotate(tt__st, __VA_ARGS__); \
+  } while (0)
+
+/* ---- dtypes ------------------------------------------------------------
+ * Our own numbering, independent of PyTorch's ScalarType and PJRT's types;
+ * conversion tables live where each foreign enum is known. */
+typedef enum tt_dtype {
+  TT_BOOL = 0,
+  TT_U8,
+  TT_I8,
+  TT_I16,
+  TT_I32,
+  TT_I64,
+  TT_F16,
+  TT_BF16,
+  TT_F32,
+  TT_F64,
+  TT_U16,
+  TT_U32,
+  TT_U64,
+  TT_DTYPE_COUNT,
+} tt_dtype_t;
+
+size_t tt_dtype_size(tt_dtype_t dt);
+const char* tt_dtype_mlir(tt_dtype_t dt); /* "f32", "i1", "ui8", "bf16", ... */
+const char* tt_dtype_name(tt_dtype_t dt); /* "float32", ... */
+bool tt_dtype_is_float(tt_dtype_t dt);
+bool tt_dtype_is_signed_int(tt_dtype_t dt);
+bool tt_dtype_is_unsigned_int(tt_dtype_t dt); /* bool is not */
+
+/* ---- tensor types --------------------------------------------------------
+ * A dense, row-major logical type: what a StableHLO value has. */
+#define TT_MAX_RANK 8
+
+typedef struct tt_type {
+  tt_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[TT_MAX_RANK];
+} tt_type_t;
+
+int64_t tt_type_numel(const tt_type_t* t);
+bool tt_type_equal(const tt_type_t* a, const tt_type_t* b);
+tt_type_t tt_type_make(tt_dtype_t dt, int32_t rank, const int64_t* dims);
+tt_type_t tt_type_scalar(tt_dtype_t dt);
+/* Writes "tensor<2x3xf32>" into buf; returns chars written (excl. NUL). */
+int tt_type_format(const tt_type_t* t, char* buf, size_t cap);
+
+/* ---- string buffer -------------------------------------------------------
+ * Growable text. Ownership: the struct owns `data`; tt_sbuf_free releases it.
+ * On allocation failure the buffer sets `oom` and ignores further appends. */
+typedef struct tt_sbuf {
+  char* data;
+  size_t len;
+  size_t cap;
+  bool oom;
+} tt_sbuf_t;
+
+void tt_sbuf_init(tt_sbuf_t* b);
+void tt_sbuf_free(tt_sbuf_t* b);
+void tt_sbuf_clear(tt_sbuf_t* b);
+void tt_sbuf_append(tt_sbuf_t* b, const char* s);
+void tt_sbuf_appendn(tt_sbuf_t* b, const char* s, size_t n);
+void tt_sbuf_printf(tt_sbuf_t* b, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- hashing ------------------------------------------------------------ */
+uint64_t tt_hash_bytes(const void* data, size_t n, uint64_t seed);
+
+/* ---- environment variables ------------------------------------------------
+ * Every TORCH_TPU_* variable is declared in one table (env.c). */
+typedef enum tt_env_var {
+  TT_ENV_PJRT_PLUGIN = 0,    /* TORCH_TPU_PJRT_PLUGIN: path to a plugin .so */
+  TT_ENV_PJRT_PLATFORM,      /* TORCH_TPU_PJRT_PLATFORM: cpu|gpu|tpu */
+  TT_ENV_NUM_CPU_DEVICES,    /* TORCH_TPU_NUM_CPU_DEVICES: default 1 */
+  TT_ENV_LAUNCH_BLOCKING,    /* TORCH_TPU_LAUNCH_BLOCKING=1: Debug Eager */
+  TT_ENV_DEFER_AND_FUSE,     /* TORCH_TPU_DEFER_AND_FUSE=1: Fused Eager */
+  TT_ENV_CPU_FALLBACK,       /* TORCH_TPU_CPU_FALLBACK=1 */
+  TT_ENV_CACHE_DIR,          /* TORCH_TPU_CACHE_DIR */
+  TT_ENV_DUMP_HLO,           /* TORCH_TPU_DUMP_HLO=1: print each program */
+  TT_ENV_COUNT,
+} tt_env_var_t;
+
+typedef struct tt_env_info {
+  const char* name;
+  const char* default_value; /* NULL: unset by default */
+  const char* help;
+} tt_env_info_t;
+
+const tt_env_info_t* tt_env_info(tt_env_var_t v);
+const char* tt_env_get(tt_env_var_t v);          /* value or default; may be NULL */
+bool tt_env_flag(tt_env_var_t v);                /* "1", "true", "yes", "on" */
+int64_t tt_env_int(tt_env_var_t v, int64_t dflt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_BASE_H_ */

@@ -1,0 +1,132 @@
+/* dtypes, tensor types, string buffers, hashing. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_base.h"
+
+typedef struct dtype_info {
+  size_t size;
+  const char* mlir;
+  const char* name;
+  char kind; /* 'b' bool, 'f' float, 's' signed, 'u' unsigned */
+} dtype_info_t;
+
+static const dtype_info_t k_dtypes[] = {
+    [TT_BOOL] = {1, "i1", "bool", 'b'},      [TT_U8] = {1, "ui8", "uint8", 'u'},
+    [TT_I8] = {1, "i8", "int8", 's'},        [TT_I16] = {2, "i16", "int16", 's'},
+    [TT_I32] = {4, "i32", "int32", 's'},     [TT_I64] = {8, "i64", "int64", 's'},
+    [TT_F16] = {2, "f16", "float16", 'f'},   [TT_BF16] = {2, "bf16", "bfloat16", 'f'},
+    [TT_F32] = {4, "f32", "float32", 'f'},   [TT_F64] = {8, "f64", "float64", 'f'},
+    [TT_U16] = {2, "ui16", "uint16", 'u'},   [TT_U32] = {4, "ui32", "uint32", 'u'},
+    [TT_U64] = {8, "ui64", "uint64", 'u'},
+};
+_Static_assert(sizeof(k_dtypes) / sizeof(k_dtypes[0]) == TT_DTYPE_COUNT, "dtype table");
+
+size_t tt_dtype_size(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT ? k_dtypes[dt].size : 0; }
+const char* tt_dtype_mlir(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT ? k_dtypes[dt].mlir : "?"; }
+const char* tt_dtype_name(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT ? k_dtypes[dt].name : "?"; }
+bool tt_dtype_is_float(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'f'; }
+bool tt_dtype_is_signed_int(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 's'; }
+bool tt_dtype_is_unsigned_int(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'u'; }
+
+int64_t tt_type_numel(const tt_type_t* t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+  return n;
+}
+
+bool tt_type_equal(const tt_type_t* a, const tt_type_t* b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+tt_type_t tt_type_make(tt_dtype_t dt, int32_t rank, const int64_t* dims) {
+  tt_type_t t;
+  memset(&t, 0, sizeof(t));
+  t.dtype = dt;
+  t.rank = rank;
+  for (int i = 0; i < rank && i < TT_MAX_RANK; i++) t.dims[i] = dims[i];
+  return t;
+}
+
+tt_type_t tt_type_scalar(tt_dtype_t dt) { return tt_type_make(dt, 0, NULL); }
+
+int tt_type_format(const tt_type_t* t, char* buf, size_t cap) {
+  size_t n = 0;
+#define PUT(...)                                                        \
+  do {                                                                  \
+    int w = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__); \
+    if (w > 0) n += (size_t)w;                                          \
+  } while (0)
+  PUT("tensor<");
+  for (int i = 0; i < t->rank; i++) PUT("%lldx", (long long)t->dims[i]);
+  PUT("%s>", tt_dtype_mlir(t->dtype));
+#undef PUT
+  return (int)n;
+}
+
+void tt_sbuf_init(tt_sbuf_t* b) { memset(b, 0, sizeof(*b)); }
+void tt_sbuf_free(tt_sbuf_t* b) {
+  free(b->data);
+  memset(b, 0, sizeof(*b));
+}
+void tt_sbuf_clear(tt_sbuf_t* b) {
+  b->len = 0;
+  if (b->data) b->data[0] = 0;
+}
+
+static bool sbuf_reserve(tt_sbuf_t* b, size_t extra) {
+  if (b->oom) return false;
+  if (b->len + extra + 1 <= b->cap) return true;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra + 1) cap *= 2;
+  char* d = realloc(b->data, cap);
+  if (!d) {
+    b->oom = true;
+    return false;
+  }
+  b->data = d;
+  b->cap = cap;
+  return true;
+}
+
+void tt_sbuf_appendn(tt_sbuf_t* b, const char* s, size_t n) {
+  if (!sbuf_reserve(b, n)) return;
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = 0;
+}
+
+void tt_sbuf_append(tt_sbuf_t* b, const char* s) { tt_sbuf_appendn(b, s, strlen(s)); }
+
+void tt_sbuf_printf(tt_sbuf_t* b, const char* fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n > 0 && sbuf_reserve(b, (size_t)n)) {
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+  }
+  va_end(ap);
+}
+
+/* FNV-1a 64 with a final avalanche; good enough for cache keys that are also
+ * compared byte for byte. */
+uint64_t tt_hash_bytes(const void* data, size_t n, uint64_t seed) {
+  const unsigned char* p = data;
+  uint64_t h = 0xcbf29ce484222325ull ^ seed;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}

@@ -1,0 +1,131 @@
+/* torch_tpu core: ATen op -> StableHLO lowerings, as tables.
+ *
+ * A lowering receives its ATen arguments (tensors already read into StableHLO
+ * values in their own dtype and logical shape; scalars; static attributes) and
+ * the types its outputs must have (computed by PyTorch's meta kernels), and
+ * emits only the computation. It never decides output shapes or dtypes, and it
+ * never sees storages, strides or views: the runtime reads views before and
+ * writes outputs after. Every mode (Strict/Debug/Fused Eager, torch.compile)
+ * uses these same functions.
+ *
+ * Argument convention: `args` holds every argument of the ATen schema in order
+ * (out= arguments included, as TT_ARG_OUT, which lowerings ignore). In-place
+ * ops (add_) receive `self` as a normal tensor input; their single output is
+ * written back into self by the runtime. So `add`, `add_` and `add.out` share
+ * one lowering function.
+ *
+ * Thread rules: the tables are immutable; lowering functions are reentrant. */
+#ifndef TT_LOWER_H_
+#define TT_LOWER_H_
+
+#include "../shlo/tt_shlo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tt_arg_kind {
+  TT_ARG_NONE = 0,  /* None / absent optional */
+  TT_ARG_TENSOR,    /* val (+ tier) */
+  TT_ARG_TENSORS,   /* vals[n] (Tensor[] / Tensor?[]: a missing entry is TT_SHLO_INVALID) */
+  TT_ARG_SCALAR,    /* runtime Scalar: val is a 0-d f64 (float), i64 (int) or i1 (bool) */
+  TT_ARG_SCALARS,   /* runtime Scalar[]: vals[n], each as TT_ARG_SCALAR */
+  TT_ARG_INT,       /* static int (also: ScalarType as tt_dtype_t, MemoryFormat, Layout) */
+  TT_ARG_FLOAT,     /* static float (ATen `float`) */
+  TT_ARG_BOOL,      /* static bool */
+  TT_ARG_INTS,      /* static int[] */
+  TT_ARG_STR,       /* static str */
+  TT_ARG_RNG,       /* val: tensor<2xui64> (seed, offset) for the op's random bits */
+  TT_ARG_OUT,       /* an out= argument: not read */
+} tt_arg_kind_t;
+
+/* Promotion tier of a tensor operand, as in PyTorch: dimensioned tensors win
+ * over zero-dim tensors, which win over wrapped numbers (Python scalars). */
+typedef enum tt_tier { TT_TIER_WRAPPED = 0, TT_TIER_ZERO_DIM = 1, TT_TIER_DIM = 2 } tt_tier_t;
+
+typedef struct tt_larg {
+  tt_arg_kind_t kind;
+  tt_tier_t tier;        /* TENSOR, TENSORS and SCALAR(S) (scalars: WRAPPED) */
+  tt_val_t val;          /* TENSOR, SCALAR, RNG */
+  const tt_val_t* vals;  /* TENSORS, SCALARS */
+  int n;                 /* TENSORS, SCALARS, INTS */
+  int64_t i;             /* INT, BOOL (0/1) */
+  double f;              /* FLOAT */
+  const int64_t* ints;   /* INTS */
+  const char* str;       /* STR */
+} tt_larg_t;
+
+typedef struct tt_lower_entry tt_lower_entry_t;
+
+typedef struct tt_lctx {
+  tt_shlo_fn_t* f;
+  const tt_lower_entry_t* op;
+  const tt_larg_t* args;
+  int nargs;
+  const tt_type_t* out_types; /* what each output must be */
+  int nout;
+  tt_val_t* outs;             /* the lowering writes nout values of exactly out_types */
+} tt_lctx_t;
+
+typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
+
+/* flags */
+#define TT_LF_RNG 0x1u /* the op consumes random bits: the runtime passes a TT_ARG_RNG
+                          as an extra, last argument (after the schema's args) */
+#define TT_LF_WRITE_ONLY 0x2u /* in-place op that never reads self: self comes as TT_ARG_OUT */
+
+struct tt_lower_entry {
+  const char* name;  /* ATen schema name with overload: "aten::add.Tensor", "aten::relu" */
+  tt_lower_fn_t fn;
+  int64_t param;     /* family parameter, interpreted by fn (e.g. which binary op) */
+  uint32_t flags;
+};
+
+/* Lookup by full name ("aten::add_.Tensor"; an overload-less op is "aten::relu").
+ * Returns NULL if we have no lowering. O(1) after the first call. */
+const tt_lower_entry_t* tt_lower_find(const char* name);
+/* All entries (for the supported-op report). */
+int tt_lower_count(void);
+const tt_lower_entry_t* tt_lower_at(int i);
+
+/* ---- helpers for lowering functions (lower_util.c) -------------------------- */
+
+/* dtype of a TENSOR or SCALAR argument (scalars: f64 / i64 / bool). */
+tt_dtype_t tt_l_arg_dtype(tt_lctx_t* c, int i);
+/* PyTorch's result_type over the TENSOR / SCALAR arguments listed in idx
+ * (tiers respected; float wrapped numbers promote ints to float32 (the default
+ * dtype), int wrapped numbers promote bool to int64, ...). */
+tt_dtype_t tt_l_promote(tt_lctx_t* c, const int* idx, int n);
+/* The dtype PyTorch computes in for a result dtype: f32 for f16/bf16, else itself. */
+tt_dtype_t tt_l_opmath(tt_dtype_t dt);
+
+/* Converts v to dtype (no-op when equal; to bool = v != 0). */
+tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt);
+/* NumPy-style broadcast of v (right-aligned) to dims of `to` (dtype kept). */
+tt_val_t tt_l_broadcast(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims);
+/* Argument i as a value of `dt` broadcast to `shape` (TENSOR or SCALAR args). */
+tt_val_t tt_l_arg_as(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape);
+/* Splat constant shaped like `like` (dtype dt). */
+tt_val_t tt_l_full(tt_shlo_fn_t* f, tt_dtype_t dt, int rank, const int64_t* dims, double v);
+/* Elementwise op on same-typed operands (result type = operand type). */
+tt_val_t tt_l_unary(tt_shlo_fn_t* f, const char* op, tt_val_t a);
+tt_val_t tt_l_binary(tt_shlo_fn_t* f, const char* op, tt_val_t a, tt_val_t b);
+/* Comparison (dir: "EQ","NE","LT","LE","GT","GE") -> i1 tensor of a's shape. */
+tt_val_t tt_l_compare(tt_shlo_fn_t* f, const char* dir, tt_val_t a, tt_val_t b);
+tt_val_t tt_l_select(tt_shlo_fn_t* f, tt_val_t pred, tt_val_t a, tt_val_t b);
+tt_val_t tt_l_reshape(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims);
+tt_val_t tt_l_transpose(tt_shlo_fn_t* f, tt_val_t v, const int64_t* perm);
+/* Reduce v over dims with a binary body op ("stablehlo.add", "stablehlo.maximum",
+ * ...) and init value; result drops the reduced dims. */
+tt_val_t tt_l_reduce(tt_shlo_fn_t* f, tt_val_t v, const int64_t* dims, int ndims,
+                     const char* body_op, double init);
+/* Normalizes a possibly negative dim against rank (rank 0 counts as 1). */
+int64_t tt_l_wrap_dim(int64_t d, int rank);
+/* Sets the result i to v converted/reshaped to out_types[i] when only the
+ * dtype or a unit-dim reshape differs; fails otherwise. */
+tt_status_t tt_l_set_out(tt_lctx_t* c, int i, tt_val_t v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_LOWER_H_ */

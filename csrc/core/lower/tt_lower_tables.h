@@ -1,0 +1,27 @@
+/* Internal to core/lower: the family tables the registry indexes. Adding a
+ * family: define `const tt_lower_entry_t tt_lower_<name>[]` and
+ * `const int tt_lower_<name>_count` in its own file and add it here. */
+#ifndef TT_LOWER_TABLES_H_
+#define TT_LOWER_TABLES_H_
+
+#include "tt_lower.h"
+
+#define TT_LOWER_FAMILIES(X) \
+  X(unary)                   \
+  X(binary)                  \
+  X(foreach)                 \
+  X(matmul)                  \
+  X(reduce)                  \
+  X(nn)                      \
+  X(index)                   \
+  X(create)
+
+#define TT_DECLARE_FAMILY(name)                   \
+  extern const tt_lower_entry_t tt_lower_##name[]; \
+  extern const int tt_lower_##name##_count;
+TT_LOWER_FAMILIES(TT_DECLARE_FAMILY)
+#undef TT_DECLARE_FAMILY
+
+#define TT_TABLE_COUNT(t) ((int)(sizeof(t) / sizeof((t)[0])))
+
+#endif /* TT_LOWER_TABLES_H_ */

@@ -1,0 +1,42 @@
+/* Internal to the pjrt layer: the client struct and the one call helper that
+ * turns a PJRT_Error* into a tt_status_t. Not API. */
+#ifndef TT_PJRT_INTERNAL_H_
+#define TT_PJRT_INTERNAL_H_
+
+#include "pjrt_abi.h"
+#include "tt_pjrt.h"
+
+/* Thread rules: immutable after tt_pjrt_open returns (PJRT calls themselves
+ * are thread-safe), so no lock. */
+struct tt_pjrt {
+  const tt_abi_api_t* api;            /* borrowed from the plugin, lives forever */
+  tt_abi_client_t* client;            /* owned: Client_Destroy in tt_pjrt_close */
+  tt_abi_device_t* const* devices;    /* owned by the client */
+  size_t num_devices;
+  tt_pjrt_info_t info;
+};
+
+/* A compiled program: the loaded executable (owned) and its output count. */
+struct tt_pjrt_exec {
+  tt_abi_loaded_exec_t* loaded;
+  size_t num_outputs;
+};
+
+/* Our handles are the plugin's handles, cast. */
+static inline tt_abi_buffer_t* tt__buf(tt_pjrt_buffer_t* b) { return (tt_abi_buffer_t*)b; }
+
+/* The name of a slot we use ("Client_Compile"), for messages. */
+const char* tt__pjrt_slot_name(int slot);
+
+/* THE conversion of a plugin error: reads its message and code, destroys it,
+ * returns a status "<slot name>: <message>" (NULL if err is NULL). */
+tt_status_t tt__pjrt_status(const tt_abi_api_t* api, int slot, tt_abi_error_t* err);
+
+/* Calls slot `slot` with `args` (struct_size already filled) and converts
+ * its error. A missing slot is TT_UNIMPLEMENTED. */
+tt_status_t tt__pjrt_call(const tt_abi_api_t* api, int slot, void* args);
+
+/* Awaits and destroys an event (NULL-safe); returns the event's error. */
+tt_status_t tt__pjrt_event_finish(const tt_abi_api_t* api, tt_abi_event_t* ev);
+
+#endif /* TT_PJRT_INTERNAL_H_ */

@@ -1,0 +1,89 @@
+/* torch_tpu core: the PJRT layer. Loads a plugin, creates its client, moves
+ * buffers between host and device, compiles StableHLO text, executes.
+ * The ABI subset we use is declared in pjrt_abi.h (internal to this layer);
+ * nothing above this layer sees a PJRT type.
+ *
+ * Ownership: tt_pjrt_open returns an owned client (tt_pjrt_close). Buffers and
+ * executables returned by *_create / from_host / compile / execute are owned by
+ * the caller and released with their _destroy; they must be destroyed before
+ * the client is closed. Plugins are never dlclose'd.
+ * Thread rules: a tt_pjrt_t may be used from several threads at once (PJRT
+ * clients are thread-safe); buffers and executables likewise, except that a
+ * buffer must not be destroyed while another thread still passes it in. */
+#ifndef TT_PJRT_H_
+#define TT_PJRT_H_
+
+#include "../base/tt_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tt_pjrt tt_pjrt_t;
+typedef struct tt_pjrt_buffer tt_pjrt_buffer_t; /* a PJRT_Buffer* */
+typedef struct tt_pjrt_exec tt_pjrt_exec_t;     /* a PJRT_LoadedExecutable* + its output count */
+
+typedef struct tt_pjrt_info {
+  char plugin_path[1024];
+  int api_major;
+  int api_minor;
+  char platform_name[64];      /* "cpu", "cuda", "tpu" */
+  char platform_version[256];
+  int num_devices;             /* addressable devices */
+  char device_kind[128];       /* of device 0 */
+  char stablehlo_current[32];  /* plugin attribute, "" if absent */
+  char stablehlo_minimum[32];
+} tt_pjrt_info_t;
+
+/* Discovery (DESIGN §3). `site_dirs` are the Python package roots to search
+ * (sys.path); the core knows the relative file names of every plugin package.
+ * Order: TORCH_TPU_PJRT_PLUGIN, TPU_LIBRARY_PATH / libtpu, the CUDA plugins (if
+ * /dev/nvidia0 exists), lammps_jax_pjrt_cpu, xla_cpu_pjrt. TORCH_TPU_PJRT_PLATFORM
+ * restricts the search to one platform. On failure the status explains how to
+ * install a plugin. Writes the path into `out`. */
+tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_sbuf_t* out);
+
+/* Loads the plugin at `path` (dlopen, GetPjrtApi, version and slot checks,
+ * Plugin_Initialize) and creates a client. `cpu_device_count` is passed to CPU
+ * plugins (ignored if <= 0). */
+tt_status_t tt_pjrt_open(const char* path, int cpu_device_count, tt_pjrt_t** out);
+void tt_pjrt_close(tt_pjrt_t* p); /* NULL-safe */
+const tt_pjrt_info_t* tt_pjrt_get_info(const tt_pjrt_t* p);
+
+/* host -> device; `data` is dense row-major of `type` and is copied before the
+ * call returns. */
+tt_status_t tt_pjrt_buffer_from_host(tt_pjrt_t* p, int device, const void* data,
+                                     const tt_type_t* type, tt_pjrt_buffer_t** out);
+/* device -> host, blocking; `nbytes` must equal the buffer's dense size. A
+ * failed computation that produced the buffer surfaces here. */
+tt_status_t tt_pjrt_buffer_to_host(tt_pjrt_t* p, tt_pjrt_buffer_t* b, void* dst, size_t nbytes);
+/* Waits until the buffer is computed; returns the error of the computation. */
+tt_status_t tt_pjrt_buffer_await(tt_pjrt_t* p, tt_pjrt_buffer_t* b);
+/* Non-blocking: is the buffer computed (or failed)? */
+bool tt_pjrt_buffer_is_ready(tt_pjrt_t* p, tt_pjrt_buffer_t* b);
+void tt_pjrt_buffer_destroy(tt_pjrt_t* p, tt_pjrt_buffer_t* b); /* NULL-safe */
+/* The buffer's logical type (element type and dims, as PJRT reports them).
+ * Fails with TT_UNIMPLEMENTED for element types without a tt_dtype_t. */
+tt_status_t tt_pjrt_buffer_type(tt_pjrt_t* p, tt_pjrt_buffer_t* b, tt_type_t* out);
+
+/* Compiles StableHLO text ("mlir" format) for 1 replica x 1 partition, as a
+ * portable executable (no device baked in: it runs on any device passed to
+ * tt_pjrt_execute). The status of a failed compile carries the plugin's
+ * diagnostic. */
+tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out);
+void tt_pjrt_exec_destroy(tt_pjrt_t* p, tt_pjrt_exec_t* e); /* NULL-safe */
+size_t tt_pjrt_exec_num_outputs(tt_pjrt_t* p, tt_pjrt_exec_t* e);
+
+/* Runs `e` on `device` with `nargs` argument buffers (borrowed; they must live
+ * on `device`, or the plugin refuses). On success
+ * writes `nouts` owned output buffers (nouts must equal num_outputs). Returns
+ * without waiting for the computation; errors of the computation itself show
+ * on the output buffers (tt_pjrt_buffer_await / to_host). */
+tt_status_t tt_pjrt_execute(tt_pjrt_t* p, tt_pjrt_exec_t* e, int device,
+                            tt_pjrt_buffer_t* const* args, size_t nargs,
+                            tt_pjrt_buffer_t** outs, size_t nouts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_PJRT_H_ */

@@ -1,0 +1,97 @@
+/* Internal to core/runtime: the structures behind the runtime API. */
+#ifndef TT_RUNTIME_INTERNAL_H_
+#define TT_RUNTIME_INTERNAL_H_
+
+#include <pthread.h>
+
+#include "tt_runtime.h"
+
+#define TT_MAX_DEVICES 64
+
+struct tt_storage {
+  tt_runtime_t* rt;           /* borrowed */
+  size_t nbytes;
+  int device;
+  tt_storage_state_t state;
+  tt_pjrt_buffer_t* buf;      /* owned; MATERIALIZED: 1-D [buf_numel] of buf_dtype */
+  tt_dtype_t buf_dtype;
+  int64_t buf_numel;
+  const char* producer;       /* static name of the op that produced buf */
+  tt_status_t error;          /* owned; FAILED */
+  bool pending;               /* produced asynchronously, not yet checked */
+  tt_storage_t* prev;         /* live list (guarded by rt->mu) */
+  tt_storage_t* next;
+};
+
+typedef struct tt_cache_entry {
+  uint64_t hash;
+  unsigned char* key;         /* owned */
+  size_t key_len;
+  tt_pjrt_exec_t* exec;       /* owned */
+  int nresults;
+  double compile_seconds;
+} tt_cache_entry_t;
+
+typedef struct tt_exec_cache {
+  tt_cache_entry_t* slots;    /* open addressing; exec == NULL means free */
+  size_t cap;
+  size_t count;
+} tt_exec_cache_t;
+
+typedef struct tt_device_stats {
+  int64_t bytes_in_use;
+  int64_t peak_bytes;
+  int64_t num_storages;
+  int64_t num_buffers;
+} tt_device_stats_t;
+
+#define TT_SCALAR_CACHE 256
+typedef struct tt_scalar_slot {
+  tt_pjrt_buffer_t* buf;      /* owned */
+  int device;
+  tt_dtype_t dtype;
+  uint64_t bits;
+} tt_scalar_slot_t;
+
+struct tt_runtime {
+  tt_pjrt_t* pjrt;            /* owned */
+  pthread_mutex_t mu;
+  tt_storage_t live;          /* sentinel of the live-storage list */
+  tt_device_stats_t dev[TT_MAX_DEVICES];
+  tt_exec_cache_t cache;
+  tt_scalar_slot_t scalars[TT_SCALAR_CACHE];
+  int64_t cache_hits, cache_misses, executions;
+  double compile_seconds;
+  bool dump_hlo;
+};
+
+/* storage.c (rt->mu held) */
+void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt, int64_t numel,
+                            const char* producer, bool pending);
+tt_status_t tt__storage_materialize(tt_storage_t* s, tt_dtype_t hint);
+tt_status_t tt__storage_check(tt_storage_t* s, const char* user);
+tt_status_t tt__storage_await(tt_storage_t* s);
+
+/* cache.c (rt->mu held) */
+tt_cache_entry_t* tt__cache_find(tt_exec_cache_t* c, const void* key, size_t len, uint64_t h);
+tt_status_t tt__cache_insert(tt_exec_cache_t* c, const void* key, size_t len, uint64_t h,
+                             tt_pjrt_exec_t* exec, int nresults, double secs,
+                             tt_cache_entry_t** out);
+void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p);
+
+/* view_program.c: reading and writing views inside a program */
+bool tt__view_is_contiguous(const tt_view_t* v);
+bool tt__view_is_full(const tt_view_t* v); /* contiguous, offset 0, covers all bytes */
+/* offset_param: a 0-d i64 value holding the offset, or TT_SHLO_INVALID for the
+ * static v->offset. base: 1-D value of the storage's buffer. */
+tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param);
+tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param,
+                        tt_val_t value);
+
+/* scalars.c (rt->mu held): a device buffer holding one host value (borrowed). */
+tt_status_t tt__scalar_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const void* bytes,
+                              tt_pjrt_buffer_t** out);
+
+double tt__now(void);
+
+#endif /* TT_RUNTIME_INTERNAL_H_ */

@@ -1,0 +1,167 @@
+/* Storage handles: stable addresses over replaceable PJRT buffers. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+double tt__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int64_t buffer_bytes(const tt_storage_t* s) {
+  return s->buf ? s->buf_numel * (int64_t)tt_dtype_size(s->buf_dtype) : 0;
+}
+
+static void drop_buffer(tt_storage_t* s) {
+  if (!s->buf) return;
+  tt_device_stats_t* d = &s->rt->dev[s->device];
+  d->bytes_in_use -= buffer_bytes(s);
+  d->num_buffers--;
+  tt_pjrt_buffer_destroy(s->rt->pjrt, s->buf);
+  s->buf = NULL;
+}
+
+void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt, int64_t numel,
+                            const char* producer, bool pending) {
+  drop_buffer(s);
+  tt_status_free(s->error);
+  s->error = NULL;
+  s->buf = b;
+  s->buf_dtype = dt;
+  s->buf_numel = numel;
+  s->producer = producer;
+  s->pending = pending;
+  s->state = TT_STORAGE_MATERIALIZED;
+  tt_device_stats_t* d = &s->rt->dev[s->device];
+  d->bytes_in_use += buffer_bytes(s);
+  d->num_buffers++;
+  if (d->bytes_in_use > d->peak_bytes) d->peak_bytes = d->bytes_in_use;
+}
+
+static void set_failed(tt_storage_t* s, tt_status_t err) {
+  drop_buffer(s);
+  tt_status_free(s->error);
+  s->error = err;
+  s->state = TT_STORAGE_FAILED;
+  s->pending = false;
+}
+
+/* Zeros, as one buffer in `hint` if it divides the size, else bytes. */
+tt_status_t tt__storage_materialize(tt_storage_t* s, tt_dtype_t hint) {
+  if (s->state == TT_STORAGE_MATERIALIZED) return NULL;
+  if (s->state == TT_STORAGE_FAILED) return tt__storage_check(s, "read");
+  size_t esz = tt_dtype_size(hint);
+  tt_dtype_t dt = (esz && s->nbytes % esz == 0) ? hint : TT_U8;
+  int64_t numel = (int64_t)(s->nbytes / tt_dtype_size(dt));
+  void* zeros = calloc(s->nbytes ? s->nbytes : 1, 1);
+  if (!zeros) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
+  tt_type_t t = tt_type_make(dt, 1, &numel);
+  tt_pjrt_buffer_t* b = NULL;
+  tt_status_t st = tt_pjrt_buffer_from_host(s->rt->pjrt, s->device, zeros, &t, &b);
+  free(zeros);
+  if (st) return tt_status_annotate(st, "allocating %zu bytes on device %d", s->nbytes, s->device);
+  tt__storage_set_buffer(s, b, dt, numel, "empty", false);
+  return NULL;
+}
+
+/* The sticky error of a failed storage, as a fresh status for `user`. */
+tt_status_t tt__storage_check(tt_storage_t* s, const char* user) {
+  if (s->state != TT_STORAGE_FAILED) return NULL;
+  return tt_status_make(tt_status_code(s->error), "%s: a tensor it uses was not computed: %s",
+                        user, tt_status_message(s->error));
+}
+
+/* Waits for a pending buffer; a failure becomes the storage's sticky error. */
+tt_status_t tt__storage_await(tt_storage_t* s) {
+  if (s->state == TT_STORAGE_FAILED) return tt__storage_check(s, "synchronize");
+  if (s->state != TT_STORAGE_MATERIALIZED || !s->pending) return NULL;
+  tt_status_t st = tt_pjrt_buffer_await(s->rt->pjrt, s->buf);
+  s->pending = false;
+  if (!st) return NULL;
+  st = tt_status_annotate(st, "error in asynchronous op %s", s->producer ? s->producer : "?");
+  set_failed(s, tt_status_clone(st));
+  return st;
+}
+
+tt_status_t tt_storage_create(tt_runtime_t* rt, int device, size_t nbytes, tt_storage_t** out) {
+  *out = NULL;
+  if (device < 0 || device >= tt_runtime_device_count(rt))
+    return tt_status_make(TT_INVALID_ARGUMENT, "invalid tpu device index %d (there are %d)", device,
+                          tt_runtime_device_count(rt));
+  tt_storage_t* s = calloc(1, sizeof(*s));
+  if (!s) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
+  s->rt = rt;
+  s->nbytes = nbytes;
+  s->device = device;
+  s->state = TT_STORAGE_EMPTY;
+  pthread_mutex_lock(&rt->mu);
+  s->next = rt->live.next;
+  s->prev = &rt->live;
+  rt->live.next->prev = s;
+  rt->live.next = s;
+  rt->dev[device].num_storages++;
+  pthread_mutex_unlock(&rt->mu);
+  *out = s;
+  return NULL;
+}
+
+void tt_storage_release(tt_storage_t* s) {
+  if (!s) return;
+  tt_runtime_t* rt = s->rt;
+  pthread_mutex_lock(&rt->mu);
+  drop_buffer(s);
+  s->prev->next = s->next;
+  s->next->prev = s->prev;
+  rt->dev[s->device].num_storages--;
+  pthread_mutex_unlock(&rt->mu);
+  tt_status_free(s->error);
+  free(s);
+}
+
+size_t tt_storage_nbytes(const tt_storage_t* s) { return s->nbytes; }
+int tt_storage_device(const tt_storage_t* s) { return s->device; }
+tt_storage_state_t tt_storage_state(const tt_storage_t* s) { return s->state; }
+
+tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
+  if (nbytes == s->nbytes) return NULL;
+  tt_runtime_t* rt = s->rt;
+  if (s->state != TT_STORAGE_MATERIALIZED) {
+    pthread_mutex_lock(&rt->mu);
+    s->nbytes = nbytes;
+    pthread_mutex_unlock(&rt->mu);
+    return NULL; /* EMPTY stays empty; FAILED stays failed */
+  }
+  /* Keep the leading bytes: read them back, write a new buffer. Resizing is
+   * rare (resize_, set_), so a host round trip keeps this simple. */
+  size_t keep = nbytes < s->nbytes ? nbytes : s->nbytes;
+  unsigned char* host = calloc(nbytes ? nbytes : 1, 1);
+  unsigned char* old = malloc(s->nbytes ? s->nbytes : 1);
+  if (!host || !old) {
+    free(host);
+    free(old);
+    return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  pthread_mutex_lock(&rt->mu);
+  tt_status_t st = tt__storage_await(s);
+  if (!st) st = tt_pjrt_buffer_to_host(rt->pjrt, s->buf, old, s->nbytes);
+  if (!st) {
+    memcpy(host, old, keep);
+    size_t esz = tt_dtype_size(s->buf_dtype);
+    tt_dtype_t dt = nbytes % esz == 0 ? s->buf_dtype : TT_U8;
+    int64_t numel = (int64_t)(nbytes / tt_dtype_size(dt));
+    tt_type_t t = tt_type_make(dt, 1, &numel);
+    tt_pjrt_buffer_t* b = NULL;
+    st = tt_pjrt_buffer_from_host(rt->pjrt, s->device, host, &t, &b);
+    if (!st) {
+      s->nbytes = nbytes;
+      tt__storage_set_buffer(s, b, dt, numel, "resize_", false);
+    }
+  }
+  pthread_mutex_unlock(&rt->mu);
+  free(host);
+  free(old);
+  return st ? tt_status_annotate(st, "resizing a tpu storage to %zu bytes", nbytes) : NULL;
+}

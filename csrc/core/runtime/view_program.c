@@ -1,0 +1,264 @@
+/* Reading and writing strided views of a 1-D storage buffer inside a program
+ * (DESIGN §5). Reads try, in order: the whole buffer (reshape), a contiguous
+ * range (slice / dynamic_slice), a strided window of a contiguous parent
+ * (pad + reshape + slice + transpose + broadcast: covers transpose, permute,
+ * narrow, select, step slicing, expand), then a gather with computed indices.
+ * Writes: the whole buffer (replace), a contiguous range
+ * (dynamic_update_slice), else a scatter with computed indices. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int64_t tt_view_numel(const tt_view_t* v) {
+  int64_t n = 1;
+  for (int i = 0; i < v->rank; i++) n *= v->sizes[i];
+  return n;
+}
+
+bool tt__view_is_contiguous(const tt_view_t* v) {
+  int64_t expect = 1;
+  for (int i = v->rank - 1; i >= 0; i--) {
+    if (v->sizes[i] == 1) continue;
+    if (v->strides[i] != expect) return false;
+    expect *= v->sizes[i];
+  }
+  return true;
+}
+
+bool tt__view_is_full(const tt_view_t* v) {
+  return v->offset == 0 && tt__view_is_contiguous(v) &&
+         (size_t)tt_view_numel(v) * tt_dtype_size(v->dtype) == tt_storage_nbytes(v->storage);
+}
+
+static tt_type_t vec_type(tt_dtype_t dt, int64_t n) { return tt_type_make(dt, 1, &n); }
+
+static tt_val_t slice1(tt_shlo_fn_t* f, tt_val_t b, int64_t start, int64_t limit) {
+  const tt_type_t* t = tt_shlo_type(f, b);
+  tt_type_t rt = vec_type(t->dtype, limit - start);
+  return tt_shlo_opf(f, "stablehlo.slice", &b, 1, &rt,
+                     "start_indices = array<i64: %lld>, limit_indices = array<i64: %lld>, "
+                     "strides = array<i64: 1>",
+                     (long long)start, (long long)limit);
+}
+
+/* The view's dtype over the base's bits (same element size only). */
+static tt_val_t as_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
+  const tt_type_t* t = tt_shlo_type(f, base);
+  if (!t) return TT_SHLO_INVALID;
+  if (t->dtype == dt) return base;
+  if (tt_dtype_size(t->dtype) != tt_dtype_size(dt) || dt == TT_BOOL || t->dtype == TT_BOOL) {
+    if ((dt == TT_BOOL && t->dtype == TT_U8) || (dt == TT_U8 && t->dtype == TT_BOOL) ||
+        (dt == TT_BOOL && t->dtype == TT_I8) || (dt == TT_I8 && t->dtype == TT_BOOL))
+      return tt_l_convert(f, base, dt); /* bytes 0/1 */
+    tt_shlo_fail(f, "reading %s storage as %s is not supported on the tpu device yet",
+                 tt_dtype_name(t->dtype), tt_dtype_name(dt));
+    return TT_SHLO_INVALID;
+  }
+  tt_type_t rt = *t;
+  rt.dtype = dt;
+  return tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
+}
+
+/* i64 tensor of the view's shape: offset + sum_i iota_i * stride_i. */
+static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_view_t* v, tt_val_t offset_param,
+                             int64_t extra_dim) {
+  int rank = v->rank;
+  int64_t dims[TT_MAX_RANK + 1];
+  memcpy(dims, v->sizes, sizeof(int64_t) * (size_t)rank);
+  tt_type_t it = tt_type_make(TT_I64, rank, dims);
+  tt_val_t acc;
+  if (offset_param != TT_SHLO_INVALID) acc = tt_l_broadcast(f, offset_param, rank, dims);
+  else acc = tt_shlo_const_i64(f, &it, v->offset);
+  for (int d = 0; d < rank; d++) {
+    if (v->sizes[d] == 1 || v->strides[d] == 0) continue;
+    tt_val_t io = tt_shlo_opf(f, "stablehlo.iota", NULL, 0, &it, "iota_dimension = %d : i64", d);
+    tt_val_t st = tt_shlo_const_i64(f, &it, v->strides[d]);
+    acc = tt_l_binary(f, "stablehlo.add", acc, tt_l_binary(f, "stablehlo.multiply", io, st));
+  }
+  if (extra_dim) {
+    dims[rank] = 1;
+    acc = tt_l_reshape(f, acc, rank + 1, dims);
+  }
+  return acc;
+}
+
+static tt_val_t read_gather(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+  tt_val_t idx = flat_indices(f, v, off, 1);
+  tt_type_t rt = tt_type_make(v->dtype, v->rank, v->sizes);
+  tt_val_t ops[2] = {base, idx};
+  return tt_shlo_opf(f, "stablehlo.gather", ops, 2, &rt,
+                     "dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], "
+                     "start_index_map = [0], index_vector_dim = %d>, "
+                     "slice_sizes = array<i64: 1>, indices_are_sorted = false",
+                     v->rank);
+}
+
+/* See the file comment; returns TT_SHLO_INVALID (without failing f) when the
+ * view is not such a window. */
+static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) {
+  int real[TT_MAX_RANK], k = 0;
+  for (int d = 0; d < v->rank; d++) {
+    if (v->sizes[d] == 1 || v->strides[d] == 0) continue;
+    if (v->strides[d] < 0) return TT_SHLO_INVALID;
+    real[k++] = d;
+  }
+  /* sort real dims by stride, descending (insertion sort, rank <= 8) */
+  for (int i = 1; i < k; i++)
+    for (int j = i; j > 0 && v->strides[real[j]] > v->strides[real[j - 1]]; j--) {
+      int t = real[j];
+      real[j] = real[j - 1];
+      real[j - 1] = t;
+    }
+  int64_t n[TT_MAX_RANK], s[TT_MAX_RANK];
+  for (int j = 0; j < k; j++) {
+    n[j] = v->sizes[real[j]];
+    s[j] = v->strides[real[j]];
+  }
+  /* parent dims P[0..k]: P[0] = rows, P[j] = s[j-1]/s[j], P[k] = s[k-1] */
+  int64_t P[TT_MAX_RANK + 1], c[TT_MAX_RANK + 1];
+  int64_t N = tt_shlo_type(f, base)->dims[0];
+  if (k == 0) {
+    tt_val_t one = slice1(f, base, v->offset, v->offset + 1);
+    return tt_l_broadcast(f, tt_l_reshape(f, one, 0, NULL), v->rank, v->sizes);
+  }
+  for (int j = 1; j < k; j++) {
+    if (s[j] == s[j - 1] || s[j - 1] % s[j]) return TT_SHLO_INVALID;
+    P[j] = s[j - 1] / s[j];
+  }
+  P[k] = s[k - 1];
+  int64_t rem = v->offset;
+  c[0] = rem / s[0];
+  rem %= s[0];
+  for (int j = 1; j <= k; j++) {
+    int64_t unit = j < k ? s[j] : 1;
+    c[j] = rem / unit;
+    rem %= unit;
+  }
+  for (int j = 1; j < k; j++)
+    if (c[j] + n[j] > P[j]) return TT_SHLO_INVALID;
+  P[0] = c[0] + n[0];
+  int64_t need = P[0] * s[0];
+  tt_val_t b = base;
+  if (need > N) {
+    tt_type_t zt = tt_type_scalar(tt_shlo_type(f, base)->dtype);
+    tt_val_t z = tt_shlo_const(f, &zt, 0.0);
+    tt_type_t pt = vec_type(zt.dtype, need);
+    tt_val_t ops[2] = {b, z};
+    b = tt_shlo_opf(f, "stablehlo.pad", ops, 2, &pt,
+                    "edge_padding_low = array<i64: 0>, edge_padding_high = array<i64: %lld>, "
+                    "interior_padding = array<i64: 0>",
+                    (long long)(need - N));
+  } else if (need < N) {
+    b = slice1(f, b, 0, need);
+  }
+  b = tt_l_reshape(f, b, k + 1, P);
+  int64_t lim[TT_MAX_RANK + 1], ones[TT_MAX_RANK + 1];
+  for (int j = 0; j < k; j++) lim[j] = c[j] + n[j];
+  lim[k] = c[k] + 1;
+  for (int j = 0; j <= k; j++) ones[j] = 1;
+  int64_t sdims[TT_MAX_RANK + 1];
+  for (int j = 0; j < k; j++) sdims[j] = n[j];
+  sdims[k] = 1;
+  tt_type_t st = tt_type_make(tt_shlo_type(f, b)->dtype, k + 1, sdims);
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "start_indices = ");
+  tt_shlo_fmt_i64_array(&a, c, k + 1);
+  tt_sbuf_append(&a, ", limit_indices = ");
+  tt_shlo_fmt_i64_array(&a, lim, k + 1);
+  tt_sbuf_append(&a, ", strides = ");
+  tt_shlo_fmt_i64_array(&a, ones, k + 1);
+  b = tt_shlo_op(f, "stablehlo.slice", &b, 1, &st, a.data);
+  tt_sbuf_free(&a);
+  b = tt_l_reshape(f, b, k, n);
+  /* back to the original order of the real dims */
+  int order[TT_MAX_RANK];
+  for (int j = 0; j < k; j++) order[j] = real[j];
+  int64_t perm[TT_MAX_RANK];
+  int m = 0;
+  int64_t real_dims_sorted_by_pos[TT_MAX_RANK];
+  for (int d = 0; d < v->rank; d++)
+    for (int j = 0; j < k; j++)
+      if (order[j] == d) {
+        perm[m] = j;
+        real_dims_sorted_by_pos[m++] = d;
+      }
+  b = tt_l_transpose(f, b, perm);
+  /* insert size-1 dims and broadcast stride-0 dims */
+  tt_type_t rt = tt_type_make(v->dtype, v->rank, v->sizes);
+  if (k == v->rank) return b;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "broadcast_dimensions = ");
+  tt_shlo_fmt_i64_array(&a, real_dims_sorted_by_pos, k);
+  tt_val_t r = tt_shlo_op(f, "stablehlo.broadcast_in_dim", &b, 1, &rt, a.data);
+  tt_sbuf_free(&a);
+  return r;
+}
+
+tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+  base = as_dtype(f, base, v->dtype);
+  if (base == TT_SHLO_INVALID) return base;
+  int64_t N = tt_shlo_type(f, base)->dims[0];
+  int64_t numel = tt_view_numel(v);
+  if (numel == 0) return tt_l_reshape(f, slice1(f, base, 0, 0), v->rank, v->sizes);
+  if (tt__view_is_contiguous(v)) {
+    tt_val_t flat;
+    if (off != TT_SHLO_INVALID) {
+      tt_type_t rt = vec_type(v->dtype, numel);
+      tt_val_t ops[2] = {base, off};
+      flat = tt_shlo_opf(f, "stablehlo.dynamic_slice", ops, 2, &rt, "slice_sizes = array<i64: %lld>",
+                         (long long)numel);
+    } else if (v->offset == 0 && numel == N) {
+      flat = base;
+    } else {
+      flat = slice1(f, base, v->offset, v->offset + numel);
+    }
+    return tt_l_reshape(f, flat, v->rank, v->sizes);
+  }
+  if (off == TT_SHLO_INVALID) {
+    tt_val_t w = read_window(f, base, v);
+    if (w != TT_SHLO_INVALID || tt_shlo_failed(f)) return w;
+  }
+  return read_gather(f, base, v, off);
+}
+
+tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off,
+                        tt_val_t value) {
+  const tt_type_t* bt = tt_shlo_type(f, base);
+  if (!bt) return TT_SHLO_INVALID;
+  tt_dtype_t bdt = bt->dtype;
+  value = tt_l_convert(f, value, v->dtype);
+  value = as_dtype(f, value, bdt);
+  if (value == TT_SHLO_INVALID) return value;
+  int64_t numel = tt_view_numel(v);
+  if (numel == 0) return base;
+  if (tt__view_is_contiguous(v)) {
+    tt_val_t flat = tt_l_reshape(f, value, 1, &numel);
+    tt_val_t idx = off;
+    if (idx == TT_SHLO_INVALID) {
+      tt_type_t it = tt_type_scalar(TT_I64);
+      idx = tt_shlo_const_i64(f, &it, v->offset);
+    }
+    tt_val_t ops[3] = {base, flat, idx};
+    return tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 3, bt, NULL);
+  }
+  tt_val_t idx = flat_indices(f, v, off, 1);
+  tt_type_t st = tt_type_scalar(bdt);
+  tt_type_t bts[2] = {st, st};
+  tt_val_t ba[2];
+  tt_shlo_region_begin(f, bts, 2, ba);
+  char* region = tt_shlo_region_end(f, &ba[1], 1);
+  char attrs[512];
+  snprintf(attrs, sizeof(attrs),
+           "scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], "
+           "scatter_dims_to_operand_dims = [0], index_vector_dim = %d>, "
+           "indices_are_sorted = false, unique_indices = false",
+           v->rank);
+  tt_val_t ops[3] = {base, idx, value};
+  tt_type_t rt = *bt;
+  tt_val_t out;
+  tt_shlo_op_multi(f, "stablehlo.scatter", ops, 3, &rt, 1, attrs, region, &out);
+  return out;
+}

@@ -1,0 +1,349 @@
+/* StableHLO text builder: generic-form ops, regions, constants, @main. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_shlo.h"
+
+#define MAX_REGION_DEPTH 8
+
+typedef struct value {
+  tt_type_t type;
+  char name[28]; /* "%v12", "%v12#3", "%arg0" */
+} value_t;
+
+struct tt_shlo_fn {
+  value_t* vals;
+  int nvals, capvals;
+  int nparams;
+  int next_id;
+  tt_sbuf_t params;                     /* "%arg0: tensor<..>, ..." */
+  tt_sbuf_t text[MAX_REGION_DEPTH + 1]; /* [0] = body of @main */
+  int depth;
+  char* error; /* first failure */
+};
+
+tt_shlo_fn_t* tt_shlo_fn_create(void) {
+  tt_shlo_fn_t* f = calloc(1, sizeof(*f));
+  if (!f) return NULL;
+  tt_sbuf_init(&f->params);
+  for (int i = 0; i <= MAX_REGION_DEPTH; i++) tt_sbuf_init(&f->text[i]);
+  return f;
+}
+
+void tt_shlo_fn_destroy(tt_shlo_fn_t* f) {
+  if (!f) return;
+  free(f->vals);
+  tt_sbuf_free(&f->params);
+  for (int i = 0; i <= MAX_REGION_DEPTH; i++) tt_sbuf_free(&f->text[i]);
+  free(f->error);
+  free(f);
+}
+
+void tt_shlo_fail(tt_shlo_fn_t* f, const char* fmt, ...) {
+  if (f->error) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  f->error = strdup(buf);
+}
+
+bool tt_shlo_failed(const tt_shlo_fn_t* f) { return f->error != NULL; }
+
+static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name) {
+  if (f->error) return TT_SHLO_INVALID;
+  if (f->nvals == f->capvals) {
+    int cap = f->capvals ? f->capvals * 2 : 64;
+    value_t* v = realloc(f->vals, (size_t)cap * sizeof(value_t));
+    if (!v) {
+      tt_shlo_fail(f, "out of memory");
+      return TT_SHLO_INVALID;
+    }
+    f->vals = v;
+    f->capvals = cap;
+  }
+  value_t* v = &f->vals[f->nvals];
+  v->type = *t;
+  snprintf(v->name, sizeof(v->name), "%s", name);
+  return f->nvals++;
+}
+
+const tt_type_t* tt_shlo_type(tt_shlo_fn_t* f, tt_val_t v) {
+  if (v < 0 || v >= f->nvals) return NULL;
+  return &f->vals[v].type;
+}
+
+static void put_type(tt_sbuf_t* b, const tt_type_t* t) {
+  char buf[256];
+  tt_type_format(t, buf, sizeof(buf));
+  tt_sbuf_append(b, buf);
+}
+
+tt_val_t tt_shlo_param(tt_shlo_fn_t* f, const tt_type_t* type) {
+  if (f->error) return TT_SHLO_INVALID;
+  if (type->rank < 0 || type->rank > TT_MAX_RANK) {
+    tt_shlo_fail(f, "bad rank %d", type->rank);
+    return TT_SHLO_INVALID;
+  }
+  char name[28];
+  snprintf(name, sizeof(name), "%%arg%d", f->nparams);
+  if (f->nparams) tt_sbuf_append(&f->params, ", ");
+  tt_sbuf_printf(&f->params, "%s: ", name);
+  put_type(&f->params, type);
+  f->nparams++;
+  return new_value(f, type, name);
+}
+
+static bool check_vals(tt_shlo_fn_t* f, const char* what, const tt_val_t* v, int n) {
+  if (f->error) return false;
+  for (int i = 0; i < n; i++) {
+    if (v[i] < 0 || v[i] >= f->nvals) {
+      tt_shlo_fail(f, "%s: operand %d is not a value", what, i);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* "(%a, %b)" */
+static void put_operands(tt_shlo_fn_t* f, tt_sbuf_t* b, const tt_val_t* v, int n) {
+  tt_sbuf_append(b, "(");
+  for (int i = 0; i < n; i++) {
+    if (i) tt_sbuf_append(b, ", ");
+    tt_sbuf_append(b, f->vals[v[i]].name);
+  }
+  tt_sbuf_append(b, ")");
+}
+
+/* "(tensor<..>, tensor<..>)" */
+static void put_operand_types(tt_shlo_fn_t* f, tt_sbuf_t* b, const tt_val_t* v, int n) {
+  tt_sbuf_append(b, "(");
+  for (int i = 0; i < n; i++) {
+    if (i) tt_sbuf_append(b, ", ");
+    put_type(b, &f->vals[v[i]].type);
+  }
+  tt_sbuf_append(b, ")");
+}
+
+void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                      const tt_type_t* results, int nres, const char* attrs, char* region,
+                      tt_val_t* outs) {
+  for (int i = 0; i < nres; i++) outs[i] = TT_SHLO_INVALID;
+  if (!check_vals(f, name, operands, n)) {
+    free(region);
+    return;
+  }
+  tt_sbuf_t* b = &f->text[f->depth];
+  int id = f->next_id++;
+  tt_sbuf_append(b, "    ");
+  if (nres == 1) tt_sbuf_printf(b, "%%v%d = ", id);
+  else if (nres > 1) tt_sbuf_printf(b, "%%v%d:%d = ", id, nres);
+  tt_sbuf_printf(b, "\"%s\"", name);
+  put_operands(f, b, operands, n);
+  if (region) {
+    tt_sbuf_append(b, " ");
+    tt_sbuf_append(b, region);
+    free(region);
+  }
+  if (attrs && *attrs) tt_sbuf_printf(b, " {%s}", attrs);
+  tt_sbuf_append(b, " : ");
+  put_operand_types(f, b, operands, n);
+  tt_sbuf_append(b, " -> ");
+  if (nres != 1) tt_sbuf_append(b, "(");
+  for (int i = 0; i < nres; i++) {
+    if (i) tt_sbuf_append(b, ", ");
+    put_type(b, &results[i]);
+  }
+  if (nres != 1) tt_sbuf_append(b, ")");
+  tt_sbuf_append(b, "\n");
+  for (int i = 0; i < nres; i++) {
+    char vn[28];
+    if (nres == 1) snprintf(vn, sizeof(vn), "%%v%d", id);
+    else snprintf(vn, sizeof(vn), "%%v%d#%d", id, i);
+    outs[i] = new_value(f, &results[i], vn);
+  }
+  if (b->oom) tt_shlo_fail(f, "out of memory");
+}
+
+tt_val_t tt_shlo_op(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                    const tt_type_t* result, const char* attrs) {
+  tt_val_t out;
+  tt_shlo_op_multi(f, name, operands, n, result, 1, attrs, NULL, &out);
+  return out;
+}
+
+tt_val_t tt_shlo_opf(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                     const tt_type_t* result, const char* attrs_fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, attrs_fmt);
+  int w = vsnprintf(buf, sizeof(buf), attrs_fmt, ap);
+  va_end(ap);
+  if (w < 0 || (size_t)w >= sizeof(buf)) {
+    tt_shlo_fail(f, "%s: attributes too long", name);
+    return TT_SHLO_INVALID;
+  }
+  return tt_shlo_op(f, name, operands, n, result, buf);
+}
+
+void tt_shlo_region_begin(tt_shlo_fn_t* f, const tt_type_t* arg_types, int nargs, tt_val_t* args) {
+  for (int i = 0; i < nargs; i++) args[i] = TT_SHLO_INVALID;
+  if (f->error) return;
+  if (f->depth >= MAX_REGION_DEPTH) {
+    tt_shlo_fail(f, "regions nested too deeply");
+    return;
+  }
+  f->depth++;
+  tt_sbuf_t* b = &f->text[f->depth];
+  tt_sbuf_clear(b);
+  tt_sbuf_append(b, "({\n  ^bb0(");
+  for (int i = 0; i < nargs; i++) {
+    char vn[28];
+    snprintf(vn, sizeof(vn), "%%v%d", f->next_id++);
+    if (i) tt_sbuf_append(b, ", ");
+    tt_sbuf_printf(b, "%s: ", vn);
+    put_type(b, &arg_types[i]);
+    args[i] = new_value(f, &arg_types[i], vn);
+  }
+  tt_sbuf_append(b, "):\n");
+}
+
+char* tt_shlo_region_end(tt_shlo_fn_t* f, const tt_val_t* results, int nres) {
+  if (f->error) return NULL;
+  if (f->depth == 0) {
+    tt_shlo_fail(f, "region_end without region_begin");
+    return NULL;
+  }
+  if (!check_vals(f, "stablehlo.return", results, nres)) return NULL;
+  tt_sbuf_t* b = &f->text[f->depth];
+  tt_sbuf_append(b, "    \"stablehlo.return\"");
+  put_operands(f, b, results, nres);
+  tt_sbuf_append(b, " : ");
+  put_operand_types(f, b, results, nres);
+  tt_sbuf_append(b, " -> ()\n  })");
+  f->depth--;
+  if (b->oom) {
+    tt_shlo_fail(f, "out of memory");
+    return NULL;
+  }
+  char* s = strdup(b->data);
+  tt_sbuf_clear(b);
+  if (!s) tt_shlo_fail(f, "out of memory");
+  return s;
+}
+
+/* Writes one element of a constant, bit-exact for floats. */
+static void put_elem(tt_sbuf_t* b, tt_dtype_t dt, double v) {
+  switch (dt) {
+    case TT_BOOL:
+      tt_sbuf_append(b, v != 0 ? "true" : "false");
+      return;
+    case TT_F32: {
+      float x = (float)v;
+      uint32_t bits;
+      memcpy(&bits, &x, 4);
+      tt_sbuf_printf(b, "0x%08X", bits);
+      return;
+    }
+    case TT_F64: {
+      uint64_t bits;
+      memcpy(&bits, &v, 8);
+      tt_sbuf_printf(b, "0x%016llX", (unsigned long long)bits);
+      return;
+    }
+    case TT_F16:
+    case TT_BF16:
+      /* A decimal literal is rounded by the parser; exact for the values we
+       * use (small integers, powers of two). */
+      if (isnan(v)) tt_sbuf_append(b, dt == TT_F16 ? "0x7E00" : "0x7FC0");
+      else if (isinf(v)) tt_sbuf_append(b, v > 0 ? (dt == TT_F16 ? "0x7C00" : "0x7F80")
+                                              : (dt == TT_F16 ? "0xFC00" : "0xFF80"));
+      else tt_sbuf_printf(b, "%.17g", v);
+      return;
+    default:
+      if (tt_dtype_is_unsigned_int(dt)) tt_sbuf_printf(b, "%llu", (unsigned long long)v);
+      else tt_sbuf_printf(b, "%lld", (long long)v);
+      return;
+  }
+}
+
+tt_val_t tt_shlo_const(tt_shlo_fn_t* f, const tt_type_t* type, double v) {
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "value = dense<");
+  put_elem(&a, type->dtype, v);
+  tt_sbuf_append(&a, "> : ");
+  put_type(&a, type);
+  tt_val_t r = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.constant", NULL, 0, type, a.data);
+  tt_sbuf_free(&a);
+  return r;
+}
+
+tt_val_t tt_shlo_const_i64(tt_shlo_fn_t* f, const tt_type_t* type, int64_t v) {
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "value = dense<");
+  if (type->dtype == TT_BOOL) tt_sbuf_append(&a, v ? "true" : "false");
+  else if (tt_dtype_is_float(type->dtype)) put_elem(&a, type->dtype, (double)v);
+  else if (tt_dtype_is_unsigned_int(type->dtype)) tt_sbuf_printf(&a, "%llu", (unsigned long long)v);
+  else tt_sbuf_printf(&a, "%lld", (long long)v);
+  tt_sbuf_append(&a, "> : ");
+  put_type(&a, type);
+  tt_val_t r = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.constant", NULL, 0, type, a.data);
+  tt_sbuf_free(&a);
+  return r;
+}
+
+tt_val_t tt_shlo_const_i64s(tt_shlo_fn_t* f, const int64_t* vals, int n) {
+  int64_t dims[1] = {n};
+  tt_type_t t = tt_type_make(TT_I64, 1, dims);
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "value = dense<");
+  tt_shlo_fmt_i64_list(&a, vals, n);
+  tt_sbuf_append(&a, "> : ");
+  put_type(&a, &t);
+  tt_val_t r = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.constant", NULL, 0, &t, a.data);
+  tt_sbuf_free(&a);
+  return r;
+}
+
+void tt_shlo_fmt_i64_array(tt_sbuf_t* b, const int64_t* v, int n) {
+  tt_sbuf_append(b, n ? "array<i64: " : "array<i64");
+  for (int i = 0; i < n; i++) tt_sbuf_printf(b, i ? ", %lld" : "%lld", (long long)v[i]);
+  tt_sbuf_append(b, ">");
+}
+
+void tt_shlo_fmt_i64_list(tt_sbuf_t* b, const int64_t* v, int n) {
+  tt_sbuf_append(b, "[");
+  for (int i = 0; i < n; i++) tt_sbuf_printf(b, i ? ", %lld" : "%lld", (long long)v[i]);
+  tt_sbuf_append(b, "]");
+}
+
+tt_status_t tt_shlo_fn_finish(tt_shlo_fn_t* f, const tt_val_t* results, int nres, tt_sbuf_t* out) {
+  if (!f->error && f->depth != 0) tt_shlo_fail(f, "unterminated region");
+  if (!f->error) check_vals(f, "func.return", results, nres);
+  if (f->error) return tt_status_make(TT_INTERNAL, "building StableHLO: %s", f->error);
+  tt_sbuf_clear(out);
+  tt_sbuf_append(out, "module @tt_program {\n  func.func public @main(");
+  tt_sbuf_append(out, f->params.data ? f->params.data : "");
+  tt_sbuf_append(out, ") -> (");
+  for (int i = 0; i < nres; i++) {
+    if (i) tt_sbuf_append(out, ", ");
+    put_type(out, &f->vals[results[i]].type);
+  }
+  tt_sbuf_append(out, ") {\n");
+  tt_sbuf_append(out, f->text[0].data ? f->text[0].data : "");
+  tt_sbuf_append(out, "    \"func.return\"");
+  put_operands(f, out, results, nres);
+  tt_sbuf_append(out, " : ");
+  put_operand_types(f, out, results, nres);
+  tt_sbuf_append(out, " -> ()\n  }\n}\n");
+  if (out->oom || f->text[0].oom || f->params.oom)
+    return tt_status_make(TT_RESOURCE_EXHAUSTED, "building StableHLO: out of memory");
+  return NULL;
+}

@@ -1,0 +1,317 @@
+/* Shared helpers for the lowering-family tests (matmul, reduce, nn, index,
+ * create): argument builders, plugin set-up and value comparison on top of
+ * lower_harness.h. Header-only; include after tt_test.h.
+ * Env: TT_TEST_PLUGIN_NEW (API 0.115), TT_TEST_PLUGIN_OLD (API 0.81); a
+ * missing variable skips the tests that need that plugin. */
+#ifndef TT_LOWER_CHECK_H_
+#define TT_LOWER_CHECK_H_
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_harness.h"
+#include "tt_test.h"
+
+static tt_pjrt_t* lc_new; /* API 0.115 plugin, NULL: skipped */
+static tt_pjrt_t* lc_old; /* API 0.81 plugin */
+
+static tt_pjrt_t* lc_open_one(const char* env) {
+  const char* path = getenv(env);
+  if (!path || !*path) {
+    printf("(%s not set: skipping its tests)\n", env);
+    return NULL;
+  }
+  tt_pjrt_t* p = NULL;
+  tt_status_t st = tt_pjrt_open(path, 1, &p);
+  if (st) {
+    printf("cannot open %s: %s\n", path, tt_status_message(st));
+    tt_status_free(st);
+    return NULL;
+  }
+  return p;
+}
+
+static void lc_open(void) {
+  lc_new = lc_open_one("TT_TEST_PLUGIN_NEW");
+  lc_old = lc_open_one("TT_TEST_PLUGIN_OLD");
+}
+
+static void lc_close(void) {
+  tt_pjrt_close(lc_new);
+  tt_pjrt_close(lc_old);
+}
+
+/* ---- argument builders ---------------------------------------------------------- */
+#define LC_DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define LC_RANK(...) ((int)(sizeof(LC_DIMS(__VA_ARGS__)) / sizeof(int64_t)))
+#define TY(dt, ...) tt_type_make(dt, LC_RANK(__VA_ARGS__), LC_DIMS(__VA_ARGS__))
+#define TY0(dt) tt_type_scalar(dt)
+
+static inline th_arg_t lc_tensor(tt_type_t t, const void* data) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_TENSOR;
+  a.tier = t.rank ? TT_TIER_DIM : TT_TIER_ZERO_DIM;
+  a.type = t;
+  a.data = data;
+  return a;
+}
+/* a tensor of dtype dt, dims..., with data given as a compound literal */
+#define T_F32(data, ...) lc_tensor(TY(TT_F32, __VA_ARGS__), (const float[])data)
+#define ARR(...) {__VA_ARGS__}
+
+static inline th_arg_t lc_scalar_f(const double* v) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_SCALAR;
+  a.type = tt_type_scalar(TT_F64);
+  a.data = v;
+  return a;
+}
+static inline th_arg_t lc_scalar_i(const int64_t* v) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_SCALAR;
+  a.type = tt_type_scalar(TT_I64);
+  a.data = v;
+  return a;
+}
+#define SF(v) lc_scalar_f((const double[]){v})
+#define SI(v) lc_scalar_i((const int64_t[]){v})
+
+static inline th_arg_t lc_kind(tt_arg_kind_t k, int64_t i, double f) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = k;
+  a.i = i;
+  a.f = f;
+  return a;
+}
+#define NONE() lc_kind(TT_ARG_NONE, 0, 0)
+#define OUT() lc_kind(TT_ARG_OUT, 0, 0)
+#define INT(v) lc_kind(TT_ARG_INT, v, 0)
+#define BOOL(v) lc_kind(TT_ARG_BOOL, v, 0)
+#define FLT(v) lc_kind(TT_ARG_FLOAT, 0, v)
+
+static inline th_arg_t lc_ints(const int64_t* v, int n) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_INTS;
+  a.ints = v;
+  a.n = n;
+  return a;
+}
+#define INTS(...) lc_ints(LC_DIMS(__VA_ARGS__), LC_RANK(__VA_ARGS__))
+#define INTS0() lc_ints(NULL, 0)
+
+static inline th_arg_t lc_str(const char* s) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_STR;
+  a.str = s;
+  return a;
+}
+static inline th_arg_t lc_list(const th_arg_t* items, int n) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_TENSORS;
+  a.list = items;
+  a.n = n;
+  return a;
+}
+static const uint64_t lc_seed_a[2] = {1234, 0}, lc_seed_b[2] = {99, 7};
+static inline th_arg_t lc_rng(const uint64_t* state) {
+  th_arg_t a;
+  memset(&a, 0, sizeof a);
+  a.kind = TT_ARG_RNG;
+  a.type = tt_type_make(TT_U64, 1, (const int64_t[]){2});
+  a.data = state;
+  return a;
+}
+
+/* ---- running --------------------------------------------------------------------- */
+/* th_run (lower_harness.h) with one difference: an entry of kind TT_ARG_NONE
+ * in a TENSORS list is a hole of a Tensor?[] (TT_SHLO_INVALID), not a
+ * parameter. */
+static inline tt_status_t lc_th_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, int nargs,
+                                 const tt_type_t* out_types, int nout, void** out_data,
+                                 tt_sbuf_t* text) {
+  const tt_lower_entry_t* e = tt_lower_find(name);
+  if (!e) return tt_status_make(TT_NOT_FOUND, "no lowering named %s", name);
+  tt_shlo_fn_t* f = tt_shlo_fn_create();
+  tt_larg_t largs[64];
+  tt_val_t lists[64][32];
+  const void* host[256];
+  tt_type_t host_t[256];
+  int nhost = 0;
+  memset(largs, 0, sizeof(largs));
+  for (int i = 0; i < nargs; i++) {
+    const th_arg_t* a = &args[i];
+    tt_larg_t* l = &largs[i];
+    l->kind = a->kind;
+    l->tier = a->kind == TT_ARG_SCALAR ? TT_TIER_WRAPPED : a->tier;
+    switch (a->kind) {
+      case TT_ARG_TENSOR:
+      case TT_ARG_SCALAR:
+      case TT_ARG_RNG:
+        l->val = tt_shlo_param(f, &a->type);
+        host[nhost] = a->data;
+        host_t[nhost++] = a->type;
+        break;
+      case TT_ARG_TENSORS:
+      case TT_ARG_SCALARS:
+        for (int k = 0; k < a->n; k++) {
+          if (a->list[k].kind == TT_ARG_NONE) { /* Tensor?[] hole */
+            lists[i][k] = TT_SHLO_INVALID;
+            continue;
+          }
+          lists[i][k] = tt_shlo_param(f, &a->list[k].type);
+          host[nhost] = a->list[k].data;
+          host_t[nhost++] = a->list[k].type;
+        }
+        l->vals = lists[i];
+        l->n = a->n;
+        l->tier = a->n ? a->list[0].tier : TT_TIER_DIM;
+        break;
+      case TT_ARG_INTS:
+        l->ints = a->ints;
+        l->n = a->n;
+        break;
+      default:
+        l->i = a->i;
+        l->f = a->f;
+        l->str = a->str;
+        break;
+    }
+  }
+  tt_val_t outs[64];
+  tt_lctx_t c = {f, e, largs, nargs, out_types, nout, outs};
+  for (int i = 0; i < nout; i++) outs[i] = TT_SHLO_INVALID;
+  tt_status_t st = e->fn(&c);
+  tt_sbuf_t prog;
+  tt_sbuf_init(&prog);
+  if (!st) st = tt_shlo_fn_finish(f, outs, nout, &prog);
+  tt_shlo_fn_destroy(f);
+  if (text && prog.data) {
+    tt_sbuf_clear(text);
+    tt_sbuf_append(text, prog.data);
+  }
+  if (st) {
+    tt_sbuf_free(&prog);
+    return tt_status_annotate(st, "lowering %s", name);
+  }
+  tt_pjrt_exec_t* ex = NULL;
+  st = tt_pjrt_compile(p, prog.data, prog.len, &ex);
+  if (st) {
+    st = tt_status_annotate(st, "compiling %s:\n%s", name, prog.data);
+    tt_sbuf_free(&prog);
+    return st;
+  }
+  tt_sbuf_free(&prog);
+  tt_pjrt_buffer_t* in[256];
+  tt_pjrt_buffer_t* out[64];
+  int made = 0;
+  for (; made < nhost && !st; made++)
+    st = tt_pjrt_buffer_from_host(p, 0, host[made], &host_t[made], &in[made]);
+  if (st) made--;
+  if (!st) st = tt_pjrt_execute(p, ex, 0, in, (size_t)nhost, out, (size_t)nout);
+  if (!st) {
+    for (int i = 0; i < nout; i++) {
+      size_t nb = (size_t)tt_type_numel(&out_types[i]) * tt_dtype_size(out_types[i].dtype);
+      out_data[i] = malloc(nb ? nb : 1);
+      if (!st) st = tt_pjrt_buffer_to_host(p, out[i], out_data[i], nb);
+      tt_pjrt_buffer_destroy(p, out[i]);
+    }
+  }
+  for (int i = 0; i < made; i++) tt_pjrt_buffer_destroy(p, in[i]);
+  tt_pjrt_exec_destroy(p, ex);
+  return st;
+}
+
+#define LC_MAXOUT 4
+typedef struct lc_result {
+  void* out[LC_MAXOUT];
+  int nout;
+} lc_result_t;
+
+static inline void lc_free(lc_result_t* r) {
+  for (int i = 0; i < r->nout; i++) free(r->out[i]);
+  memset(r, 0, sizeof(*r));
+}
+
+/* Runs `name` on plugin p; prints the status on failure. */
+static inline bool lc_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, int nargs,
+                          const tt_type_t* outs, int nout, lc_result_t* r) {
+  memset(r, 0, sizeof(*r));
+  tt_sbuf_t text;
+  tt_sbuf_init(&text);
+  tt_status_t st = lc_th_run(p, name, args, nargs, outs, nout, r->out, &text);
+  r->nout = nout;
+  if (st) {
+    fprintf(stderr, "  %s: %s\n", name, tt_status_message(st));
+    if (getenv("LC_VERBOSE") && text.data) fprintf(stderr, "%s\n", text.data);
+    tt_status_free(st);
+    tt_sbuf_free(&text);
+    lc_free(r);
+    return false;
+  }
+  if (getenv("LC_VERBOSE") && text.data) fprintf(stderr, "%s\n", text.data);
+  tt_sbuf_free(&text);
+  return true;
+}
+#define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- comparing ------------------------------------------------------------------- */
+static inline bool lc_close_f32(const float* got, const float* want, int64_t n, double rtol,
+                                double atol) {
+  for (int64_t i = 0; i < n; i++) {
+    double g = got[i], w = want[i];
+    if (isnan(w) && isnan(g)) continue;
+    if (isinf(w) && g == w) continue;
+    if (!(fabs(g - w) <= atol + rtol * fabs(w))) {
+      fprintf(stderr, "  element %lld: got %.9g, want %.9g\n", (long long)i, g, w);
+      return false;
+    }
+  }
+  return true;
+}
+static inline bool lc_eq_i64(const int64_t* got, const int64_t* want, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    if (got[i] != want[i]) {
+      fprintf(stderr, "  element %lld: got %lld, want %lld\n", (long long)i, (long long)got[i],
+              (long long)want[i]);
+      return false;
+    }
+  }
+  return true;
+}
+static inline bool lc_eq_bytes(const uint8_t* got, const uint8_t* want, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    if (got[i] != want[i]) {
+      fprintf(stderr, "  byte %lld: got %u, want %u\n", (long long)i, got[i], want[i]);
+      return false;
+    }
+  }
+  return true;
+}
+#define WANT_F32(r, k, n, rtol, ...) \
+  TT_CHECK(lc_close_f32((const float*)(r).out[k], (const float[]){__VA_ARGS__}, n, rtol, rtol))
+#define WANT_I64(r, k, n, ...) TT_CHECK(lc_eq_i64((const int64_t*)(r).out[k], (const int64_t[]){__VA_ARGS__}, n))
+
+/* bf16 <-> f32 (round to nearest even) for test data */
+static inline uint16_t lc_bf16(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static inline float lc_from_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float x;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+#endif /* TT_LOWER_CHECK_H_ */

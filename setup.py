@@ -1,0 +1,31 @@
+"""Builds torch_tpu._C (the C++ bridge) against the installed torch and links
+the C core (build/libttcore.a, built by `make core`). Install with
+`pip install --no-build-isolation -e .` (the Makefile does it): an isolated
+build would download another torch."""
+import os
+
+from setuptools import find_packages, setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+here = os.path.dirname(os.path.abspath(__file__))
+bridge = os.path.join("csrc", "bridge")
+sources = sorted(os.path.join(bridge, f) for f in os.listdir(os.path.join(here, bridge)) if f.endswith(".cpp"))
+
+setup(
+    name="torch_tpu",
+    version="0.1.0",
+    description="A native PyTorch backend for the `tpu` device on PJRT plugins (TPU, GPU, CPU)",
+    packages=find_packages(include=["torch_tpu", "torch_tpu.*"]),
+    ext_modules=[
+        CppExtension(
+            "torch_tpu._C",
+            sources,
+            extra_compile_args=["-O2", "-std=c++20", "-Wall", "-Wno-unused-parameter"],
+            extra_objects=[os.path.join(here, "build", "libttcore.a")],
+            libraries=["dl", "pthread"],
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    entry_points={"torch.backends": ["torch_tpu = torch_tpu:_autoload"]},
+    python_requires=">=3.10",
+)

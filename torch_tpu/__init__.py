@@ -1,0 +1,38 @@
+"""torch_tpu: the `tpu` device for PyTorch, on PJRT plugins (TPU, GPU, CPU).
+
+`import torch_tpu` (or torch's backend autoload) makes `torch.device("tpu")`
+a real device and installs `torch.tpu`, a module shaped like `torch.cuda`.
+"""
+import sys as _sys
+
+import torch as _torch
+
+if _torch._C._get_privateuse1_backend_name() != "tpu":
+    _torch.utils.rename_privateuse1_backend("tpu")
+
+from . import _C  # noqa: E402  (registers the kernels; loads no plugin yet)
+
+_C._set_search_path([p for p in _sys.path if p])
+
+from . import device_module as _device_module  # noqa: E402
+from ._eager import cpu_fallback, eager_mode  # noqa: E402
+from . import api  # noqa: E402
+
+if not hasattr(_torch, "tpu"):
+    _torch._register_device_module("tpu", _device_module)
+    _torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+    )
+
+tpu_device = api.tpu_device
+
+__all__ = ["api", "cpu_fallback", "eager_mode", "tpu_device", "supported_ops"]
+
+
+def supported_ops():
+    """Names of the ATen ops with a lowering (sorted)."""
+    return sorted(_C._supported_ops())
+
+
+def _autoload():
+    """Entry point of the `torch.backends` group: importing is all it takes."""
