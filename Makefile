@@ -94,6 +94,7 @@ test-py: bridge
 test: test-c test-py
 
 bench: bridge
+	$(PY) -m pip install -q matplotlib
 	$(PY) bench/bench_ops.py
 
 ops-report: bridge

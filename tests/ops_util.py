@@ -36,10 +36,19 @@ def to_cpu(x):
     return x
 
 
+def clone(x):
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(clone(e) for e in x)
+    return x
+
+
 def check(fn, *args, **tol):
-    """fn(*args) on CPU and on tpu give the same values, dtypes and shapes."""
-    want = fn(*args)
+    """fn(*args) on CPU and on tpu give the same values, dtypes and shapes
+    (in-place functions get fresh copies of the inputs on each side)."""
     got = fn(*to_dev(args))
+    want = fn(*clone(args))
     if isinstance(got, torch.Tensor):
         assert got.device.type == "tpu"
     torch.testing.assert_close(to_cpu(got), want, equal_nan=True, **tol)

@@ -28,8 +28,10 @@ def test_add_forms(dtype):
           make((4, 5), dtype, seed=3), make((2, 4, 6), dtype), make((2, 6, 5), dtype, seed=1))
     check(lambda s, x, y: torch.addmv(s, x, y, beta=beta, alpha=alpha),
           make((4,), dtype, seed=3), m1, make((6,), dtype, seed=2))
+    # addr reaches the device decomposed (mul, add): bf16 rounds per op in another order
+    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {}
     check(lambda s, x, y: torch.addr(s, x, y, beta=beta, alpha=alpha),
-          make((4, 6), dtype, seed=3), make((4,), dtype), make((6,), dtype, seed=2))
+          make((4, 6), dtype, seed=3), make((4,), dtype), make((6,), dtype, seed=2), **tol)
 
 
 def test_addmm_beta_zero_ignores_nan():

@@ -68,6 +68,11 @@ def test_layer_norm_grad():
     x = make((3, 4, 8))
     w, b = make((8,), seed=1), make((8,), seed=2)
     check_grad(lambda a, ww, bb: F.layer_norm(a, (8,), ww, bb), x, w, b, rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_grad_partial_mask():
+    # without weight/bias the backward's output_mask has False entries
+    x, w = make((3, 4, 8)), make((8,), seed=1)
     check_grad(lambda a: F.layer_norm(a, (4, 8)), x, rtol=1e-4, atol=1e-5)
     check_grad(lambda a, ww: F.layer_norm(a, (8,), ww), x, w, rtol=1e-4, atol=1e-5)
 

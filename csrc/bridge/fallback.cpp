@@ -91,7 +91,137 @@ c10::IValue to_meta(const c10::IValue& v) {
     }
   }
   if (v.isGenerator()) return c10::IValue();
+  if (v.isDevice()) return c10::Device(c10::kMeta);  // factory functions build meta tensors
   return v;
+}
+
+// ---- meta results, cached per signature ---------------------------------------------
+// Meta kernels give PyTorch's exact output shapes, strides and dtypes (and its
+// error messages), but some are Python reference implementations costing
+// hundreds of microseconds. The result depends only on the signature, so it is
+// cached: tensor metadata, non-tensor argument values, and Scalar types (their
+// values only for the few ops whose output shape depends on them).
+
+struct TMeta {
+  std::vector<int64_t> sizes, strides;
+  at::ScalarType dtype;
+};
+struct MetaResult {
+  std::vector<std::vector<TMeta>> mut;                     // per argument (mutated ones)
+  std::vector<std::pair<bool, std::vector<TMeta>>> rets;   // per return: (is list, tensors)
+};
+
+const std::unordered_set<std::string> kScalarValueOps = {
+    "aten::arange", "aten::range", "aten::linspace", "aten::logspace",
+};
+
+void key_tensor(std::string& k, const at::Tensor& t) {
+  if (!t.defined()) {
+    k += 'u';
+    return;
+  }
+  k += is_tpu(t) ? 'T' : (t.unsafeGetTensorImpl()->is_wrapped_number() ? 'w' : 'h');
+  k += (char)t.scalar_type();
+  k += (char)t.dim();
+  k.append(reinterpret_cast<const char*>(t.sizes().data()), t.dim() * sizeof(int64_t));
+  k.append(reinterpret_cast<const char*>(t.strides().data()), t.dim() * sizeof(int64_t));
+}
+
+void key_ivalue(std::string& k, const c10::IValue& v, bool scalar_values) {
+  if (v.isTensor()) return key_tensor(k, v.toTensor());
+  if (v.isNone()) {
+    k += 'n';
+  } else if (v.isTensorList()) {
+    k += 'L';
+    for (const at::Tensor& t : v.toTensorList()) key_tensor(k, t);
+    k += ']';
+  } else if (v.isList()) {
+    k += 'l';
+    for (const c10::IValue& e : v.toList()) key_ivalue(k, e, scalar_values);
+    k += ']';
+  } else if (v.isDouble() && !scalar_values) {
+    k += 'd';  // a Scalar or float argument; floats are keyed by value below
+    double d = v.toDouble();
+    k.append(reinterpret_cast<const char*>(&d), sizeof d);
+  } else if (v.isInt()) {
+    k += 'i';
+    int64_t i = v.toInt();
+    k.append(reinterpret_cast<const char*>(&i), sizeof i);
+  } else if (v.isBool()) {
+    k += v.toBool() ? 'B' : 'b';
+  } else if (v.isString()) {
+    k += 's';
+    k += v.toStringRef();
+    k += '\0';
+  } else if (v.isGenerator()) {
+    k += 'g';
+  } else {
+    k += 'o';
+    std::string r = c10::str(v);  // devices, layouts, rare kinds
+    k += r;
+    k += '\0';
+  }
+}
+
+std::string meta_key(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                     bool scalar_values) {
+  std::string k;
+  k.reserve(256);
+  for (size_t i = 0; i < args.size(); i++) {
+    c10::TypeKind kind = base_kind(schema.arguments()[i].type());
+    const c10::IValue& v = args[i];
+    if (kind == c10::TypeKind::NumberType && !scalar_values && !v.isNone()) {
+      k += v.isBool() ? 'S' : v.isInt() ? 'I' : 'D';  // Scalar: its type decides the result
+      continue;
+    }
+    key_ivalue(k, v, false);
+  }
+  return k;
+}
+
+std::vector<TMeta> tmetas(const c10::IValue& v) {
+  std::vector<TMeta> out;
+  std::vector<at::Tensor> ts;
+  if (v.isTensor()) ts.push_back(v.toTensor());
+  else if (v.isTensorList())
+    for (const at::Tensor& t : v.toTensorList()) ts.push_back(t);
+  for (const auto& t : ts) out.push_back({t.sizes().vec(), t.strides().vec(), t.scalar_type()});
+  return out;
+}
+
+MetaResult run_meta(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args) {
+  const auto& schema = op.schema();
+  torch::jit::Stack meta;
+  meta.reserve(args.size());
+  for (const auto& a : args) meta.push_back(to_meta(a));
+  std::vector<c10::IValue> meta_args(meta.begin(), meta.end());
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+  MetaResult r;
+  r.mut.resize(args.size());
+  for (size_t i = 0; i < args.size(); i++) {
+    const auto* ai = schema.arguments()[i].alias_info();
+    if (ai && ai->isWrite()) r.mut[i] = tmetas(meta_args[i]);
+  }
+  for (const auto& v : meta) r.rets.emplace_back(v.isTensorList(), tmetas(v));
+  return r;
+}
+
+const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
+                              const std::vector<c10::IValue>& args) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, MetaResult> cache;
+  const auto& on = op.schema().operator_name();
+  std::string key = info.name;
+  key += '\0';
+  key += meta_key(op.schema(), args, kScalarValueOps.count(on.name) > 0);
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  MetaResult r = run_meta(op, args);  // throws PyTorch's errors for bad input
+  std::lock_guard<std::mutex> lk(mu);
+  return cache.emplace(std::move(key), std::move(r)).first->second;
 }
 
 // ---- marshalling ------------------------------------------------------------------
@@ -228,22 +358,6 @@ void flatten_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
     for (const at::Tensor& t : v.toTensorList()) out.push_back(t);
 }
 
-// A new tpu tensor shaped like a meta result.
-at::Tensor like_meta(const at::Tensor& m, c10::DeviceIndex d) {
-  return at::empty_strided(m.sizes(), m.strides(),
-                           m.options().device(c10::Device(c10::DeviceType::PrivateUse1, d)));
-}
-
-c10::IValue materialize_return(const c10::IValue& m, c10::DeviceIndex d) {
-  if (m.isTensor()) return like_meta(m.toTensor(), d);
-  if (m.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : m.toTensorList()) out.push_back(like_meta(t, d));
-    return out;
-  }
-  return m;
-}
-
 [[noreturn]] void unsupported(const OpInfo& info) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, info.name,
                               " is not supported on the tpu device yet. To run it on the CPU "
@@ -275,14 +389,17 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   const size_t nargs = schema.arguments().size();
   std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
 
-  // 1. output metadata from the meta kernel
-  torch::jit::Stack meta;
-  meta.reserve(nargs);
-  for (const auto& a : args) meta.push_back(to_meta(a));
-  std::vector<c10::IValue> meta_args(meta.begin(), meta.end());
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+  // 1. output metadata (meta kernels, cached per signature)
+  const MetaResult& mr = meta_result(op, info, args);
 
   // 2. outputs: the mutated arguments, else new tensors like the meta results
+  Marshal mm;
+  for (const auto& a : args) {
+    if (a.isTensor()) mm.note_device(a.toTensor());
+    else if (a.isTensorList())
+      for (const at::Tensor& t : a.toTensorList()) mm.note_device(t);
+  }
+  if (mm.device < 0) mm.device = current_device();
   std::vector<at::Tensor> outs;
   std::vector<bool> is_out(nargs, false);
   bool mutates = false;
@@ -291,29 +408,29 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     if (!ai || !ai->isWrite()) continue;
     mutates = true;
     is_out[i] = schema.arguments()[i].is_out();
-    std::vector<at::Tensor> real, m;
+    std::vector<at::Tensor> real;
     flatten_tensors(args[i], real);
-    flatten_tensors(meta_args[i], m);
+    const auto& m = mr.mut[i];
     for (size_t k = 0; k < real.size(); k++) {
-      if (k < m.size() && real[k].sizes() != m[k].sizes()) {
-        real[k].resize_(m[k].sizes());
-        if (real[k].strides() != m[k].strides()) real[k].as_strided_(m[k].sizes(), m[k].strides());
+      if (k < m.size() && real[k].sizes() != c10::IntArrayRef(m[k].sizes)) {
+        real[k].resize_(m[k].sizes);
+        if (real[k].strides() != c10::IntArrayRef(m[k].strides)) real[k].as_strided_(m[k].sizes, m[k].strides);
       }
       outs.push_back(real[k]);
     }
   }
-  Marshal mm;
-  for (const auto& a : args) {
-    if (a.isTensor()) mm.note_device(a.toTensor());
-    else if (a.isTensorList())
-      for (const at::Tensor& t : a.toTensorList()) mm.note_device(t);
-  }
-  if (mm.device < 0) mm.device = current_device();
   std::vector<c10::IValue> new_returns;
   if (!mutates) {
-    for (const auto& r : meta) {
-      new_returns.push_back(materialize_return(r, mm.device));
-      flatten_tensors(new_returns.back(), outs);
+    auto dev = c10::Device(c10::DeviceType::PrivateUse1, mm.device);
+    for (const auto& [is_list, tms] : mr.rets) {
+      std::vector<at::Tensor> ts;
+      for (const auto& tm : tms) {
+        ts.push_back(at::empty_strided(tm.sizes, tm.strides, at::TensorOptions().dtype(tm.dtype).device(dev)));
+        outs.push_back(ts.back());
+      }
+      if (is_list) new_returns.emplace_back(c10::List<at::Tensor>(ts));
+      else if (ts.size() == 1) new_returns.emplace_back(ts[0]);
+      else new_returns.emplace_back();
     }
   }
 
@@ -369,6 +486,33 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
 }
 
 }  // namespace
+
+// Ops with a CompositeExplicitAutograd kernel (native_layer_norm, the
+// _foreach_* family, add.Tensor, ...) never reach a backend fallback: the
+// composite kernel wins. Where we have a lowering, register the boxed kernel
+// for PrivateUse1 explicitly so the op runs as one program. Ops with a
+// CompositeImplicitAutograd kernel are left alone: they must decompose for
+// autograd to see their parts.
+void register_lowered_kernels() {
+  static torch::Library* lib =
+      new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  auto& d = c10::Dispatcher::singleton();
+  for (int i = 0; i < tt_lower_count(); i++) {
+    const tt_lower_entry_t* e = tt_lower_at(i);
+    if (!e->fn || std::strncmp(e->name, "aten::", 6) != 0) continue;
+    std::string full = e->name;
+    auto dot = full.find('.');
+    std::string base = full.substr(0, dot), overload = dot == std::string::npos ? "" : full.substr(dot + 1);
+    auto op = d.findOp(c10::OperatorName(base, overload));
+    if (!op) continue;
+    if (op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
+    if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
+    if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
+        !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional))
+      continue;
+    lib->impl(full.substr(6).c_str(), torch::CppFunction::makeFromBoxedFunction<&tpu_fallback>());
+  }
+}
 
 void set_cpu_fallback(bool on) { g_cpu_fallback = on; }
 

@@ -6,6 +6,7 @@
 
 namespace torch_tpu {
 void register_hooks();
+void register_lowered_kernels();
 }
 
 namespace {
@@ -63,6 +64,7 @@ py::list env_vars() {
 
 PYBIND11_MODULE(_C, m) {
   register_hooks();
+  register_lowered_kernels();
   m.def("_set_search_path", &set_search_path);
   m.def("_device_count", &device_count_nothrow);
   m.def("_init_error", &init_error);
@@ -84,5 +86,10 @@ PYBIND11_MODULE(_C, m) {
         THPGenerator_initDefaultGenerator(default_generator((c10::DeviceIndex)d)));
   });
   m.def("_supported_ops", &supported_ops);
+  m.def("_bench_execute_floor", [](int iters) {
+    double us = 0;
+    TT_CHECK_STATUS(tt_runtime_bench_execute(runtime(), iters, &us), "bench");
+    return us;
+  });
   m.def("_env_vars", &env_vars);
 }

@@ -5,6 +5,7 @@
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/unfold_native.h>
 #include <torch/library.h>
 
 #include "bridge.h"
@@ -156,14 +157,31 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return device_to_host(self).item();
 }
 
+// module.to("tpu") moves parameters in place (param.data = ...) only when
+// PyTorch deems CPU and tpu tensors shallow-copy compatible; its own check
+// lists only built-in dense backends.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    return t.layout() == at::kStrided && (t.is_cpu() || t.is_privateuseone());
+  };
+  if (dense(self) && dense(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 }  // namespace
 
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("as_strided", at::native::as_strided_tensorimpl);
   m.impl("view", at::native::view);
   m.impl("_reshape_alias", at::native::_reshape_alias);
+  m.impl("unfold", at::native::unfold);
   m.impl("resize_", resize_);
   m.impl("set_.source_Storage", set_storage);
   m.impl("set_.source_Storage_storage_offset", set_storage_offset);

@@ -36,6 +36,7 @@ typedef struct binfo {
   unsigned char accept; /* TT_EW_* over the promoted dtype */
   bool alpha;           /* arg 2 is `Scalar alpha` scaling operand b */
   bool swap;            /* operands are (arg 1, arg 0) */
+  bool div_b;           /* b is a divisor: hide a broadcast b (tt__ew_opaque) */
   bool full_b;          /* a scalar / 0-dim operand b goes to the compute dtype without
                            first rounding to the promoted dtype (ATen's mul/div kernels
                            read such an operand at opmath precision; the others round it) */
@@ -200,11 +201,11 @@ static const binfo_t k_bops[] = {
     [B_ADD] = {NULL, b_add, BP_SAME, ANY, true, false},
     [B_SUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM, true, false},
     [B_RSUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM, true, true},
-    [B_MUL] = {NULL, b_mul, BP_SAME, ANY, false, false, true},
-    [B_DIV] = {"stablehlo.divide", NULL, BP_FLOAT, ANY, false, false, true},
+    [B_MUL] = {NULL, b_mul, BP_SAME, ANY, false, false, false, true},
+    [B_DIV] = {"stablehlo.divide", NULL, BP_FLOAT, ANY, false, false, true, true},
     [B_REMAINDER] = {NULL, b_remainder, BP_SAME, NUM, false, false},
     [B_FMOD] = {"stablehlo.remainder", NULL, BP_SAME, NUM, false, false},
-    [B_FLOOR_DIVIDE] = {NULL, tt__ew_div_floor, BP_SAME, NUM, false, false, true},
+    [B_FLOOR_DIVIDE] = {NULL, tt__ew_div_floor, BP_SAME, NUM, false, false, true, true},
     [B_POW] = {NULL, b_pow, BP_SAME, NUM, false, false},
     [B_POW_S] = {NULL, b_pow_s, BP_SAME, NUM, false, false},
     [B_MAXIMUM] = {NULL, b_maximum, BP_SAME, ANY, false, false},
@@ -212,7 +213,7 @@ static const binfo_t k_bops[] = {
     [B_FMAX] = {NULL, b_fmax, BP_SAME, ANY, false, false},
     [B_FMIN] = {NULL, b_fmin, BP_SAME, ANY, false, false},
     [B_ATAN2] = {"stablehlo.atan2", NULL, BP_FLOAT, ANY, false, false},
-    [B_HYPOT] = {NULL, b_hypot, BP_FLOAT, ANY, false, false},
+    [B_HYPOT] = {NULL, b_hypot, BP_FLOAT, TT_EW_FLOAT, false, false},
     [B_COPYSIGN] = {NULL, b_copysign, BP_FLOAT, ANY, false, false},
     [B_XLOGY] = {NULL, b_xlogy, BP_FLOAT, ANY, false, false},
     [B_AND] = {"stablehlo.and", NULL, BP_SAME, INTB, false, false},
@@ -230,8 +231,8 @@ static const binfo_t k_bops[] = {
     [B_GT] = {"GT", NULL, BP_CMP, ANY, false, false},
     [B_GE] = {"GE", NULL, BP_CMP, ANY, false, false},
     [B_HEAVISIDE] = {NULL, b_heaviside, BP_SAME, ANY, false, false},
-    [B_LOGADDEXP] = {NULL, b_logaddexp, BP_FLOAT, ANY, false, false},
-    [B_LOGADDEXP2] = {NULL, b_logaddexp2, BP_FLOAT, ANY, false, false},
+    [B_LOGADDEXP] = {NULL, b_logaddexp, BP_FLOAT, TT_EW_FLOAT, false, false},
+    [B_LOGADDEXP2] = {NULL, b_logaddexp2, BP_FLOAT, TT_EW_FLOAT, false, false},
 };
 _Static_assert(sizeof(k_bops) / sizeof(k_bops[0]) == B_COUNT, "one k_bops row per bop");
 
@@ -268,6 +269,10 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
   int ia = o->swap ? 1 : 0, ib = o->swap ? 0 : 1;
   tt_val_t a = operand(c, ia, dt, &shape, false);
   tt_val_t b = operand(c, ib, dt, &shape, o->full_b);
+  const tt_type_t* bt = tt_shlo_type(c->f, c->args[ib].val);
+  bool bcast = !bt || bt->rank != shape.rank;
+  for (int d = 0; !bcast && d < bt->rank; d++) bcast = bt->dims[d] != shape.dims[d];
+  if (o->div_b && bcast) b = tt__ew_opaque(c->f, b);
   if (o->alpha && tt__ew_has(c, 2)) {
     if (cdt != TT_BOOL && !tt_dtype_is_float(cdt) && tt_dtype_is_float(tt_l_arg_dtype(c, 2)))
       return tt_status_make(TT_INVALID_ARGUMENT,

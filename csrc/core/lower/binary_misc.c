@@ -30,7 +30,7 @@ tt_status_t tt__ew_lower_div_mode(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   if (!mode) {
     tt_type_t sh = shape_as(c, tt__ew_float_compute(c, dt));
-    return tt_l_set_out(c, 0, tt__ew_div(f, tt__ew_arg_as(c, 0, sh.dtype, &sh), tt__ew_arg_as(c, 1, sh.dtype, &sh)));
+    return tt_l_set_out(c, 0, tt__ew_div(f, tt__ew_arg_as(c, 0, sh.dtype, &sh), tt__ew_divisor(c, 1, sh.dtype, &sh)));
   }
   bool trunc = !strcmp(mode, "trunc");
   if (!trunc && strcmp(mode, "floor"))
@@ -39,7 +39,7 @@ tt_status_t tt__ew_lower_div_mode(tt_lctx_t* c) {
                           c->op->name, mode);
   TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM));
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
-  tt_val_t a = tt__ew_arg_as(c, 0, sh.dtype, &sh), b = tt__ew_arg_as(c, 1, sh.dtype, &sh);
+  tt_val_t a = tt__ew_arg_as(c, 0, sh.dtype, &sh), b = tt__ew_divisor(c, 1, sh.dtype, &sh);
   if (!trunc) return tt_l_set_out(c, 0, tt__ew_div_floor(f, a, b));
   tt_val_t q = tt__ew_div(f, a, b);
   if (tt_dtype_is_float(sh.dtype))
@@ -117,7 +117,7 @@ tt_status_t tt__ew_lower_addc(tt_lctx_t* c) {
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
   tt_val_t v = tt__ew_arg_or(c, 3, sh.dtype, &sh, 1.0);
   tt_val_t t = tt__ew_mul(f, v, tt__ew_arg_as(c, 1, sh.dtype, &sh));
-  tt_val_t t2 = tt__ew_arg_as(c, 2, sh.dtype, &sh);
+  tt_val_t t2 = div ? tt__ew_divisor(c, 2, sh.dtype, &sh) : tt__ew_arg_as(c, 2, sh.dtype, &sh);
   t = div ? tt__ew_div(f, t, t2) : tt__ew_mul(f, t, t2);
   return tt_l_set_out(c, 0, tt__ew_add(f, tt__ew_arg_as(c, 0, sh.dtype, &sh), t));
 }

@@ -40,6 +40,16 @@ tt_val_t tt__ew_add(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
 tt_val_t tt__ew_sub(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
 tt_val_t tt__ew_mul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
 tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
+/* Divisors: the API 0.115 CPU plugin turns a float division by a broadcast
+ * (and XLA in general a division by a constant) into a multiplication by the
+ * reciprocal, which is not IEEE division (1 ulp off; wrong at exact integer
+ * quotients for trunc / floor). tt__ew_opaque hides v behind a
+ * stablehlo.optimization_barrier (floats only; others are returned as is);
+ * tt__ew_divk divides by such an opaque constant k. */
+tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v);
+/* Argument i as tt__ew_arg_as gives it, made opaque if it had to be broadcast. */
+tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape);
+tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k);
 /* a op constant */
 tt_val_t tt__ew_addk(tt_shlo_fn_t* f, tt_val_t a, double k);
 tt_val_t tt__ew_mulk(tt_shlo_fn_t* f, tt_val_t a, double k);

@@ -53,6 +53,22 @@ tt_val_t tt__ew_add(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binar
 tt_val_t tt__ew_sub(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.subtract", a, b); }
 tt_val_t tt__ew_mul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.multiply", a, b); }
 tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.divide", a, b); }
+tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  if (!t || !tt_dtype_is_float(t->dtype)) return v;
+  tt_type_t rt = *t;
+  return tt_shlo_op(f, "stablehlo.optimization_barrier", &v, 1, &rt, NULL);
+}
+tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape) {
+  tt_val_t v = tt__ew_arg_as(c, i, dt, shape);
+  const tt_type_t* t = tt_shlo_type(c->f, c->args[i].val);
+  bool same = t && t->rank == shape->rank;
+  for (int d = 0; same && d < t->rank; d++) same = t->dims[d] == shape->dims[d];
+  return same ? v : tt__ew_opaque(c->f, v);
+}
+tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k) {
+  return tt__ew_div(f, a, tt__ew_opaque(f, tt__ew_k(f, a, k)));
+}
 tt_val_t tt__ew_addk(tt_shlo_fn_t* f, tt_val_t a, double k) { return tt__ew_add(f, a, tt__ew_k(f, a, k)); }
 tt_val_t tt__ew_mulk(tt_shlo_fn_t* f, tt_val_t a, double k) { return tt__ew_mul(f, a, tt__ew_k(f, a, k)); }
 tt_val_t tt__ew_cmpk(tt_shlo_fn_t* f, const char* dir, tt_val_t a, double k) {

@@ -71,11 +71,14 @@ static tt_val_t product(tt_lctx_t* c, int kind, tt_val_t a, tt_val_t b, tt_dtype
       s = (dims_spec_t){0, 2, {0}, {0}, {0, 2}, {0, 1}};
       rt.rank = 2, rt.dims[0] = at->dims[1], rt.dims[1] = bt->dims[2];
       break;
-    case ADDR: { /* outer product */
+    case ADDR: { /* outer product: (alpha * vec1) * vec2, as PyTorch orders it */
       int64_t d[2] = {at->dims[0], bt->dims[0]};
       int64_t b0[1] = {0}, b1[1] = {1};
-      tt_val_t x = tt_lt_bcast_in_dim(f, a, 2, d, b0), y = tt_lt_bcast_in_dim(f, b, 2, d, b1);
-      return tt_l_binary(f, cdt == TT_BOOL ? "stablehlo.and" : "stablehlo.multiply", x, y);
+      const char* mul = cdt == TT_BOOL ? "stablehlo.and" : "stablehlo.multiply";
+      int ialpha = 4 + ((c->op->param & MM_DTYPE) ? 1 : 0);
+      tt_val_t alpha = tt_lt_splat(f, tt_lt_scalar(c, ialpha, cdt), at->rank, at->dims);
+      tt_val_t x = tt_lt_bcast_in_dim(f, tt_l_binary(f, mul, alpha, a), 2, d, b0);
+      return tt_l_binary(f, mul, x, tt_lt_bcast_in_dim(f, b, 2, d, b1));
     }
     default:
       tt_shlo_fail(f, "matmul: bad kind %d", kind);
@@ -97,6 +100,7 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
   if (in_dt == TT_BOOL && kind != ADDR)
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for 'Bool'", c->op->name);
   tt_dtype_t cdt = tt_l_opmath(in_dt); /* out_dtype variants only allow f32 for half inputs */
+  if (kind == ADDR) cdt = in_dt;        /* PyTorch's addr is elementwise in the dtype */
   tt_val_t a = tt_l_convert(f, c->args[ia].val, cdt);
   tt_val_t b = tt_l_convert(f, c->args[ib].val, cdt);
   tt_val_t r = product(c, kind, a, b, cdt);
@@ -106,8 +110,10 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
     tt_type_t rt = *rtp;
     const char* mul = cdt == TT_BOOL ? "stablehlo.and" : "stablehlo.multiply";
     const char* addop = cdt == TT_BOOL ? "stablehlo.or" : "stablehlo.add";
-    tt_val_t alpha = tt_lt_splat(f, tt_lt_scalar(c, ialpha, cdt), rt.rank, rt.dims);
-    r = tt_l_binary(f, mul, alpha, r);
+    if (kind != ADDR) { /* addr applied alpha already */
+      tt_val_t alpha = tt_lt_splat(f, tt_lt_scalar(c, ialpha, cdt), rt.rank, rt.dims);
+      r = tt_l_binary(f, mul, alpha, r);
+    }
     /* beta == 0 ignores self entirely (NaN/inf in self do not propagate) */
     tt_val_t beta0 = tt_lt_scalar(c, ibeta, cdt);
     tt_val_t self = tt_l_arg_as(c, 0, cdt, &rt);

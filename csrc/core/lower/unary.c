@@ -56,7 +56,7 @@ static tt_val_t b_exp2(ustate_t* s, tt_val_t x) {
 /* log_b(x) = log(x) / log(b), made exact where the answer is an integer k
  * (b^k == x), as PyTorch's log2/log10 are for exact powers. */
 static tt_val_t logbase(ustate_t* s, tt_val_t x, double base) {
-  tt_val_t r = tt__ew_div(F_, un(s, "stablehlo.log", x), tt__ew_k(F_, x, log(base)));
+  tt_val_t r = tt__ew_divk(F_, un(s, "stablehlo.log", x), log(base));
   tt_val_t k = un(s, "stablehlo.round_nearest_even", r);
   tt_val_t p = tt_l_binary(F_, "stablehlo.power", tt__ew_k(F_, x, base), k);
   return tt_l_select(F_, tt_l_compare(F_, "EQ", p, x), k, r);
@@ -104,7 +104,7 @@ static tt_val_t b_erf(ustate_t* s, tt_val_t x) { return tt__ew_erf(F_, x); }
 static tt_val_t b_round_dec(ustate_t* s, tt_val_t x) {
   int64_t d = (s->c->nargs > 1 && s->c->args[1].kind == TT_ARG_INT) ? s->c->args[1].i : 0;
   bool neg = d < 0;
-  tt_val_t p = tt__ew_k(F_, x, pow(10.0, (double)(neg ? -d : d)));
+  tt_val_t p = tt__ew_opaque(F_, tt__ew_k(F_, x, pow(10.0, (double)(neg ? -d : d))));
   if (neg) return tt__ew_mul(F_, un(s, "stablehlo.round_nearest_even", tt__ew_div(F_, x, p)), p);
   return tt__ew_div(F_, un(s, "stablehlo.round_nearest_even", tt__ew_mul(F_, x, p)), p);
 }
@@ -211,8 +211,8 @@ static const uinfo_t k_uops[] = {
     [TT_U_BITWISE_NOT] = {"stablehlo.not", NULL, UK_RAW, TT_EW_BOOL | TT_EW_INT},
     [TT_U_ISNAN] = {NULL, b_isnan, UK_PRED, ANY},
     [TT_U_ISINF] = {NULL, b_isinf, UK_PRED, ANY},
-    [TT_U_ISPOSINF] = {NULL, b_isposinf, UK_PRED, NUM},
-    [TT_U_ISNEGINF] = {NULL, b_isneginf, UK_PRED, NUM},
+    [TT_U_ISPOSINF] = {NULL, b_isposinf, UK_PRED, ANY},
+    [TT_U_ISNEGINF] = {NULL, b_isneginf, UK_PRED, ANY},
     [TT_U_SIGNBIT] = {NULL, b_signbit, UK_PRED, ANY},
     [TT_U_NAN_TO_NUM] = {NULL, b_nan_to_num, UK_RAW, ANY},
     [TT_U_DEG2RAD] = {NULL, b_deg2rad, UK_FLOAT, NUM},

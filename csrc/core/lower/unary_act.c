@@ -63,7 +63,7 @@ static tt_val_t f_mish(astate_t* s, tt_val_t x) {
 static tt_val_t f_softplus(astate_t* s, tt_val_t x) {
   tt_val_t beta = sarg(s, 1, 1.0), th = sarg(s, 2, 20.0);
   tt_val_t xb = tt__ew_mul(F_, x, beta);
-  return sel(s, cmp(s, "GT", xb, th), x, tt__ew_div(F_, softplus1(s, xb), beta));
+  return sel(s, cmp(s, "GT", xb, th), x, tt__ew_div(F_, softplus1(s, xb), tt__ew_opaque(F_, beta)));
 }
 
 /* x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale */
@@ -99,11 +99,9 @@ static tt_val_t f_hardtanh(astate_t* s, tt_val_t x) {
 static tt_val_t relu6_of_plus3(astate_t* s, tt_val_t x) {
   return tt__ew_min(F_, tt__ew_max(F_, tt__ew_addk(F_, x, 3.0), k(s, x, 0)), k(s, x, 6.0));
 }
-static tt_val_t f_hardsigmoid(astate_t* s, tt_val_t x) {
-  return tt__ew_div(F_, relu6_of_plus3(s, x), k(s, x, 6.0));
-}
+static tt_val_t f_hardsigmoid(astate_t* s, tt_val_t x) { return tt__ew_divk(F_, relu6_of_plus3(s, x), 6.0); }
 static tt_val_t f_hardswish(astate_t* s, tt_val_t x) {
-  return tt__ew_div(F_, tt__ew_mul(F_, x, relu6_of_plus3(s, x)), k(s, x, 6.0));
+  return tt__ew_divk(F_, tt__ew_mul(F_, x, relu6_of_plus3(s, x)), 6.0);
 }
 
 static tt_val_t f_threshold(astate_t* s, tt_val_t x) {
@@ -196,7 +194,7 @@ static tt_val_t b_hardsigmoid(astate_t* s, tt_val_t g, tt_val_t x) {
 }
 
 static tt_val_t b_hardswish(astate_t* s, tt_val_t g, tt_val_t x) {
-  tt_val_t mid = tt__ew_mul(F_, g, tt__ew_addk(F_, tt__ew_div(F_, x, k(s, x, 3.0)), 0.5));
+  tt_val_t mid = tt__ew_mul(F_, g, tt__ew_addk(F_, tt__ew_divk(F_, x, 3.0), 0.5));
   tt_val_t r = sel(s, tt__ew_cmpk(F_, "LT", x, 3.0), mid, g);
   return sel(s, tt__ew_cmpk(F_, "LE", x, -3.0), k(s, g, 0), r);
 }

@@ -72,7 +72,7 @@ tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_s
       }
       if (!c->platform) { /* an explicit choice that does not exist: say so */
         tt_sbuf_free(&path);
-        return tt_status_make(TT_NOT_FOUND, "%s=%s: no such file", c->name, v);
+        return tt_status_make(TT_NOT_FOUND, "%s=%s: no such file. %s", c->name, v, k_install_help);
       }
       continue;
     }

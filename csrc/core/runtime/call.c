@@ -37,6 +37,7 @@ typedef struct plan {
   int out_st[MAX_OUT];
   bool out_full[MAX_OUT];
   int out_extra[MAX_OUT];
+  bool device_error;   /* the failure is the device's (execution, failed input) */
   int res_st[MAX_OUT]; /* distinct output storages */
   tt_dtype_t res_dtype[MAX_OUT];
   int64_t res_numel[MAX_OUT];
@@ -67,7 +68,7 @@ static tt_status_t add_extra(plan_t* p, tt_dtype_t dt, const void* bytes, int* i
   extra_t* e = &p->extra[p->nextra];
   e->type = tt_type_scalar(dt);
   e->owned = false;
-  TT_RETURN_IF_ERROR(tt__scalar_buffer(p->rt, p->call->device, dt, bytes, &e->buf));
+  TT_RETURN_IF_ERROR(tt__scalar_buffer(p->rt, p->call->device, dt, bytes, &e->buf, &e->owned));
   *idx = p->nextra++;
   return NULL;
 }
@@ -87,7 +88,10 @@ static tt_status_t plan_tensor(plan_t* p, const tt_view_t* v) {
     return tt_status_make(TT_INVALID_ARGUMENT,
                           "expected all tensors to be on the same device, but found tpu:%d and tpu:%d",
                           p->call->device, s->device);
-  TT_RETURN_IF_ERROR(tt__storage_check(s, p->call->op->name));
+  if (s->state == TT_STORAGE_FAILED) {
+    p->device_error = true;
+    return tt__storage_check(s, p->call->op->name);
+  }
   TT_RETURN_IF_ERROR(tt__storage_materialize(s, v->dtype));
   int si = storage_index(p, s, true);
   if (si < 0 || p->nocc == MAX_EXTRA) return tt_status_make(TT_UNIMPLEMENTED, "too many tensors in one op");
@@ -165,7 +169,8 @@ static tt_status_t plan_call(plan_t* p) {
     if (!full) {
       if (s->state == TT_STORAGE_FAILED) {
         /* a partial write keeps the rest of a failed storage: still failed */
-        TT_RETURN_IF_ERROR(tt__storage_check(s, c->op->name));
+        p->device_error = true;
+        return tt__storage_check(s, c->op->name);
       }
       TT_RETURN_IF_ERROR(tt__storage_materialize(s, v->dtype));
       if (dyn) TT_RETURN_IF_ERROR(add_extra(p, TT_I64, &v->offset, &p->out_extra[i]));
@@ -374,6 +379,7 @@ static void release_plan(plan_t* p) {
 
 static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
   const tt_call_t* c = p->call;
+  rt->call_serial++; /* pins the scalar-cache slots this call takes */
   TT_RETURN_IF_ERROR(plan_call(p));
   uint64_t h = tt_hash_bytes(p->key.data, p->key.len, 0);
   tt_cache_entry_t* e = tt__cache_find(&rt->cache, p->key.data, p->key.len, h);
@@ -406,8 +412,11 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
     if (p->st_param[i]) args[nargs++] = p->st[i]->buf;
   for (int i = 0; i < p->nextra; i++) args[nargs++] = p->extra[i].buf;
   tt_pjrt_buffer_t* outs[MAX_OUT];
-  TT_RETURN_IF_ERROR_CTX(tt_pjrt_execute(rt->pjrt, e->exec, c->device, args, nargs, outs, (size_t)p->nres),
-                         "running %s", c->op->name);
+  tt_status_t xst = tt_pjrt_execute(rt->pjrt, e->exec, c->device, args, nargs, outs, (size_t)p->nres);
+  if (xst) {
+    p->device_error = true;
+    return tt_status_annotate(xst, "error in op %s", c->op->name);
+  }
   rt->executions++;
   bool debug = tt_runtime_mode() == TT_MODE_DEBUG;
   tt_status_t first = NULL;
@@ -435,6 +444,13 @@ tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
   tt_sbuf_init(&p->key);
   pthread_mutex_lock(&rt->mu);
   tt_status_t st = run_locked(rt, p);
+  if (st && p->device_error && tt_runtime_mode() != TT_MODE_DEBUG) {
+    /* Strict Eager is asynchronous: a device failure becomes the sticky state
+     * of the op's outputs and is raised at the next sync, naming the op. */
+    for (int i = 0; i < call->nout; i++) tt__storage_fail(call->outs[i].storage, tt_status_clone(st));
+    tt_status_free(st);
+    st = NULL;
+  }
   pthread_mutex_unlock(&rt->mu);
   release_plan(p);
   return st;

@@ -51,6 +51,7 @@ typedef struct tt_scalar_slot {
   int device;
   tt_dtype_t dtype;
   uint64_t bits;
+  uint64_t call;              /* rt->call_serial of the last call that took it */
 } tt_scalar_slot_t;
 
 struct tt_runtime {
@@ -61,6 +62,7 @@ struct tt_runtime {
   tt_exec_cache_t cache;
   tt_scalar_slot_t scalars[TT_SCALAR_CACHE];
   int64_t cache_hits, cache_misses, executions;
+  uint64_t call_serial;       /* counts op calls (scalar-cache pinning) */
   double compile_seconds;
   bool dump_hlo;
 };
@@ -71,6 +73,10 @@ void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt,
 tt_status_t tt__storage_materialize(tt_storage_t* s, tt_dtype_t hint);
 tt_status_t tt__storage_check(tt_storage_t* s, const char* user);
 tt_status_t tt__storage_await(tt_storage_t* s);
+/* Makes s EMPTY (reads zeros): its buffer and any error are dropped. */
+void tt__storage_reset(tt_storage_t* s);
+/* Marks s FAILED with err (consumed); its buffer is dropped. */
+void tt__storage_fail(tt_storage_t* s, tt_status_t err);
 
 /* cache.c (rt->mu held) */
 tt_cache_entry_t* tt__cache_find(tt_exec_cache_t* c, const void* key, size_t len, uint64_t h);
@@ -88,9 +94,11 @@ tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_va
 tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param,
                         tt_val_t value);
 
-/* scalars.c (rt->mu held): a device buffer holding one host value (borrowed). */
+/* scalars.c (rt->mu held): a device buffer holding one host value, borrowed
+ * from the cache, or owned by the caller (*owned) when its cache slot already
+ * holds another argument of the current call (rt->call_serial). */
 tt_status_t tt__scalar_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const void* bytes,
-                              tt_pjrt_buffer_t** out);
+                              tt_pjrt_buffer_t** out, bool* owned);
 
 double tt__now(void);
 

@@ -219,7 +219,12 @@ tt_status_t tt_storage_copy(tt_storage_t* dst, tt_storage_t* src) {
   tt_dtype_t dt = src->buf_dtype;
   int64_t numel = src->buf_numel;
   pthread_mutex_unlock(&rt->mu);
-  if (state == TT_STORAGE_EMPTY) return NULL; /* dst reads zeros only if it is empty too */
+  if (state == TT_STORAGE_EMPTY) { /* src reads zeros: so must dst */
+    pthread_mutex_lock(&rt->mu);
+    tt__storage_reset(dst);
+    pthread_mutex_unlock(&rt->mu);
+    return NULL;
+  }
   if (state == TT_STORAGE_FAILED) return tt__storage_check(src, "storage copy");
   tt_view_t d = {dst, dt, 1, {numel}, {1}, 0}, s = {src, dt, 1, {numel}, {1}, 0};
   if (dst->device == src->device) return run_copy(rt, &d, &s);

@@ -41,11 +41,19 @@ void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt,
   if (d->bytes_in_use > d->peak_bytes) d->peak_bytes = d->bytes_in_use;
 }
 
-static void set_failed(tt_storage_t* s, tt_status_t err) {
+void tt__storage_fail(tt_storage_t* s, tt_status_t err) {
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = err;
   s->state = TT_STORAGE_FAILED;
+  s->pending = true; /* not yet reported by a synchronize */
+}
+
+void tt__storage_reset(tt_storage_t* s) {
+  drop_buffer(s);
+  tt_status_free(s->error);
+  s->error = NULL;
+  s->state = TT_STORAGE_EMPTY;
   s->pending = false;
 }
 
@@ -76,13 +84,16 @@ tt_status_t tt__storage_check(tt_storage_t* s, const char* user) {
 
 /* Waits for a pending buffer; a failure becomes the storage's sticky error. */
 tt_status_t tt__storage_await(tt_storage_t* s) {
-  if (s->state == TT_STORAGE_FAILED) return tt__storage_check(s, "synchronize");
+  if (s->state == TT_STORAGE_FAILED) {
+    s->pending = false;
+    return tt_status_clone(s->error);
+  }
   if (s->state != TT_STORAGE_MATERIALIZED || !s->pending) return NULL;
   tt_status_t st = tt_pjrt_buffer_await(s->rt->pjrt, s->buf);
   s->pending = false;
   if (!st) return NULL;
   st = tt_status_annotate(st, "error in asynchronous op %s", s->producer ? s->producer : "?");
-  set_failed(s, tt_status_clone(st));
+  tt__storage_fail(s, tt_status_clone(st));
   return st;
 }
 

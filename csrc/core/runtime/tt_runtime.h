@@ -54,6 +54,10 @@ typedef struct tt_runtime_stats {
 void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out);
 void tt_runtime_reset_peak(tt_runtime_t* rt, int device);
 
+/* The plugin's floor for one op: microseconds per Execute of a tiny cached
+ * add called from C (event awaited, output destroyed). For bench/. */
+tt_status_t tt_runtime_bench_execute(tt_runtime_t* rt, int iters, double* us_per_exec);
+
 /* ---- storages ------------------------------------------------------------
  * A storage is `nbytes` of device memory in one of these states:
  * EMPTY (never written: reads see zeros), MATERIALIZED (a 1-D PJRT buffer of

@@ -237,6 +237,40 @@ char* tt_shlo_region_end(tt_shlo_fn_t* f, const tt_val_t* results, int nres) {
 }
 
 /* Writes one element of a constant, bit-exact for floats. */
+/* Round to nearest even; NaN stays a quiet NaN. */
+static unsigned tt_f32_to_bf16_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return ((u >> 16) | 0x40u) & 0xffffu;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (u >> 16) & 0xffffu;
+}
+
+/* IEEE half from float, round to nearest even (subnormals, inf, nan). */
+static unsigned tt_f32_to_f16_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t ax = u & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | 0x7e00u;              /* nan */
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;             /* overflow (incl. inf) */
+  if (ax < 0x38800000u) {                                   /* subnormal or zero */
+    float f;
+    memcpy(&f, &ax, 4);
+    f = f * 16777216.0f; /* 2^24: units of the smallest half subnormal */
+    uint32_t m = (uint32_t)f;
+    float rem = f - (float)m;
+    if (rem > 0.5f || (rem == 0.5f && (m & 1u))) m++;
+    return sign | m;
+  }
+  uint32_t e = ((ax >> 23) - 112u) << 10;
+  uint32_t m = ax & 0x7fffffu;
+  uint32_t h = e | (m >> 13);
+  uint32_t low = m & 0x1fffu;
+  if (low > 0x1000u || (low == 0x1000u && (h & 1u))) h++;
+  return sign | h;
+}
+
 static void put_elem(tt_sbuf_t* b, tt_dtype_t dt, double v) {
   switch (dt) {
     case TT_BOOL:
@@ -256,13 +290,10 @@ static void put_elem(tt_sbuf_t* b, tt_dtype_t dt, double v) {
       return;
     }
     case TT_F16:
+      tt_sbuf_printf(b, "0x%04X", tt_f32_to_f16_bits((float)v));
+      return;
     case TT_BF16:
-      /* A decimal literal is rounded by the parser; exact for the values we
-       * use (small integers, powers of two). */
-      if (isnan(v)) tt_sbuf_append(b, dt == TT_F16 ? "0x7E00" : "0x7FC0");
-      else if (isinf(v)) tt_sbuf_append(b, v > 0 ? (dt == TT_F16 ? "0x7C00" : "0x7F80")
-                                              : (dt == TT_F16 ? "0xFC00" : "0xFF80"));
-      else tt_sbuf_printf(b, "%.17g", v);
+      tt_sbuf_printf(b, "0x%04X", tt_f32_to_bf16_bits((float)v));
       return;
     default:
       if (tt_dtype_is_unsigned_int(dt)) tt_sbuf_printf(b, "%llu", (unsigned long long)v);

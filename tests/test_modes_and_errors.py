@@ -1,0 +1,237 @@
+"""Eager modes (Strict, Debug) agree with each other and with CPU; missing ops
+raise a clear error or fall back to the CPU; a missing plugin is reported with
+install instructions."""
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+import torch_tpu
+from torch_tpu._eager import current_eager_mode
+
+DEV = torch.device("tpu")
+
+# An op with no lowering, used for the error and fallback tests.
+MISSING_OP = "aten::i0"
+
+
+def missing_op(x):
+    return torch.special.i0(x)
+
+
+def _env(**kw):
+    env = dict(os.environ)
+    for k in ("TORCH_TPU_LAUNCH_BLOCKING", "TORCH_TPU_CPU_FALLBACK", "TORCH_TPU_PJRT_PLUGIN",
+              "TORCH_TPU_PJRT_PLATFORM", "TORCH_TPU_DEFER_AND_FUSE"):
+        env.pop(k, None)
+    env.update(kw)
+    return env
+
+
+def _run(code, **env):
+    """Runs `code` in a fresh interpreter; returns its stdout (asserting success)."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=_env(**env),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"subprocess failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-3000:]}"
+    return r.stdout
+
+
+# A workload touching views, in-place ops through views, matmul, reductions,
+# softmax, dtype conversions, indexing and RNG.
+WORKLOAD = """
+def workload(dev):
+    import torch
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(8, 16, generator=g).to(dev)
+    b = torch.randn(16, 4, generator=g).to(dev)
+    x = a @ b
+    x[:, 1:3] += 1
+    x.t()[0].mul_(2)
+    y = torch.softmax(x, dim=1).sum(0)
+    z = a.view(4, 32).amax(1) - a[::2, ::4].mean()
+    i = (a > 0).to(torch.int32).sum(1)
+    a[a < -1] = 0
+    torch.tpu.manual_seed(3) if dev.type == "tpu" else None
+    r = torch.rand(5, device=dev) if dev.type == "tpu" else torch.zeros(5)
+    h = a.to(torch.bfloat16).float().sum()
+    return [t.cpu() for t in (x, y, z, i, a, r, h)]
+"""
+
+
+# A smaller one for the subprocess (every new op signature costs a compile there).
+SMALL_WORKLOAD = """
+def workload(dev):
+    import torch
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(8, 16, generator=g).to(dev)
+    x = a @ a.t()
+    x[:, 1:3] += 1
+    y = torch.softmax(x, dim=1)
+    torch.tpu.manual_seed(3)
+    r = torch.rand(5, device=dev)
+    return [t.cpu() for t in (x, y, r)]
+"""
+
+
+def _workload(src=WORKLOAD):
+    ns = {}
+    exec(src, ns)
+    return ns["workload"]
+
+
+def test_debug_mode_equals_strict_and_cpu():
+    workload = _workload()
+    assert current_eager_mode() == "strict"
+    strict = workload(DEV)
+    with torch_tpu.eager_mode("debug"):
+        assert current_eager_mode() == "debug"
+        debug = workload(DEV)
+    assert current_eager_mode() == "strict"
+    cpu = workload(torch.device("cpu"))
+    for s, d in zip(strict, debug):
+        torch.testing.assert_close(d, s, rtol=0, atol=0)
+    for s, c in zip(strict[:5], cpu[:5]):  # [5] is RNG (device specific), [6] exact either way
+        torch.testing.assert_close(s, c)
+    torch.testing.assert_close(strict[6], cpu[6])
+
+
+def test_eager_mode_rejects_unknown():
+    with pytest.raises(ValueError):
+        with torch_tpu.eager_mode("nonsense"):
+            pass
+    assert current_eager_mode() == "strict"
+
+
+def test_launch_blocking_env_equals_strict(tmp_path):
+    out = tmp_path / "debug.pt"
+    _run(SMALL_WORKLOAD + f"""
+import torch, torch_tpu
+from torch_tpu._eager import current_eager_mode
+assert current_eager_mode() == "debug", current_eager_mode()
+torch.save(workload(torch.device("tpu")), {str(out)!r})
+""", TORCH_TPU_LAUNCH_BLOCKING="1")
+    debug = torch.load(out)
+    strict = _workload(SMALL_WORKLOAD)(DEV)
+    for s, d in zip(strict, debug):
+        torch.testing.assert_close(d, s, rtol=0, atol=0)
+
+
+def test_missing_op_is_absent():
+    ops = torch_tpu.supported_ops()
+    assert "aten::add.Tensor" in ops
+    assert not any(o == MISSING_OP or o.startswith(MISSING_OP + ".") for o in ops)
+
+
+@pytest.mark.parametrize("mode", ["strict", "debug"])
+def test_unsupported_op_raises(mode):
+    x = torch.rand(4).to(DEV)
+    with torch_tpu.eager_mode(mode):
+        with pytest.raises((RuntimeError, NotImplementedError)) as ei:
+            missing_op(x)
+    msg = str(ei.value)
+    assert "is not supported on the tpu device yet" in msg
+    assert MISSING_OP in msg
+    assert "cpu_fallback" in msg or "TORCH_TPU_CPU_FALLBACK" in msg
+
+
+def test_cpu_fallback_runs_and_warns_once():
+    xc = torch.rand(4, 3) * 4 - 2
+    xd = xc.to(DEV)
+    torch_tpu.cpu_fallback(True)
+    try:
+        with warnings.catch_warnings(record=True) as w1:
+            warnings.simplefilter("always")
+            got = missing_op(xd)
+        with warnings.catch_warnings(record=True) as w2:
+            warnings.simplefilter("always")
+            got2 = missing_op(xd.t())  # second use (other shape): no new warning
+    finally:
+        torch_tpu.cpu_fallback(False)
+    assert got.device.type == "tpu" and got2.device.type == "tpu"
+    torch.testing.assert_close(got.cpu(), missing_op(xc))
+    torch.testing.assert_close(got2.cpu(), missing_op(xc.t()))
+    mine1 = [w for w in w1 if MISSING_OP in str(w.message)]
+    mine2 = [w for w in w2 if MISSING_OP in str(w.message)]
+    assert len(mine1) == 1, [str(w.message) for w in w1]
+    assert len(mine2) == 0, [str(w.message) for w in w2]
+    # off again: raises
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        missing_op(xd)
+
+
+def test_cpu_fallback_inplace_and_out_on_views():
+    xc = torch.rand(4, 6) * 4 - 2
+    xd = xc.to(DEV)
+    torch_tpu.cpu_fallback(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            xd[:, ::2].i0_()
+            xc[:, ::2].i0_()
+            od = torch.empty(3, 4, device=DEV)
+            torch.special.i0(xd[1:, :4], out=od)
+    finally:
+        torch_tpu.cpu_fallback(False)
+    torch.testing.assert_close(xd.cpu(), xc)
+    torch.testing.assert_close(od.cpu(), torch.special.i0(xc[1:, :4]))
+
+
+def test_cpu_fallback_env(tmp_path):
+    out = tmp_path / "fb.pt"
+    _run(f"""
+import warnings, torch, torch_tpu
+x = (torch.arange(12.0) / 3 - 2).view(3, 4)
+with warnings.catch_warnings(record=True) as w1:
+    warnings.simplefilter("always")
+    a = torch.special.i0(x.to("tpu"))
+with warnings.catch_warnings(record=True) as w2:
+    warnings.simplefilter("always")
+    b = torch.special.i0((x * 2).to("tpu"))
+n1 = sum("{MISSING_OP}" in str(w.message) for w in w1)
+n2 = sum("{MISSING_OP}" in str(w.message) for w in w2)
+torch.save([a.cpu(), b.cpu(), torch.tensor([n1, n2])], {str(out)!r})
+""", TORCH_TPU_CPU_FALLBACK="1")
+    a, b, counts = torch.load(out)
+    x = (torch.arange(12.0) / 3 - 2).view(3, 4)
+    torch.testing.assert_close(a, missing_op(x))
+    torch.testing.assert_close(b, missing_op(x * 2))
+    assert counts.tolist() == [1, 0]
+
+
+NO_PLUGIN = """
+import torch, torch_tpu
+print("count", torch.tpu.device_count())
+print("avail", torch.tpu.is_available())
+try:
+    torch.ones(1, device="tpu")
+    print("created")
+except Exception as e:
+    print("error", type(e).__name__)
+    print("MSG<<" + str(e) + ">>")
+"""
+
+
+def _no_plugin_check(out):
+    assert "count 0" in out
+    assert "avail False" in out
+    assert "created" not in out
+    assert "error " in out
+    msg = out.split("MSG<<", 1)[1].split(">>", 1)[0]
+    assert "pip install" in msg or "TORCH_TPU_PJRT_PLUGIN" in msg, msg
+    return msg
+
+
+def test_no_plugin_explicit_path():
+    out = _run(NO_PLUGIN, TORCH_TPU_PJRT_PLUGIN="/nonexistent/plugin.so")
+    msg = _no_plugin_check(out)
+    assert "/nonexistent/plugin.so" in msg  # names the explicit path that is missing
+
+
+def test_no_plugin_platform_tpu():
+    out = _run(NO_PLUGIN, TORCH_TPU_PJRT_PLATFORM="tpu", TPU_SKIP_MDS_QUERY="1")
+    msg = _no_plugin_check(out)
+    assert "pip install" in msg, msg
