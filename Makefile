@@ -98,7 +98,7 @@ bench: bridge
 	$(PY) bench/bench_ops.py
 
 ops-report: bridge
-	$(PY) -m torch_tpu.ops_report --markdown
+	$(PY) -m torch_tpu.ops_report --readme
 
 clean:
 	rm -rf $(BUILD) torch_tpu/_C*.so *.egg-info

@@ -3,9 +3,18 @@
 `import torch_tpu` (or torch's backend autoload) makes `torch.device("tpu")`
 a real device and installs `torch.tpu`, a module shaped like `torch.cuda`.
 """
-import sys as _sys
 
-import torch as _torch
+
+def _autoload():
+    """Entry point of the `torch.backends` group: importing is all it takes.
+
+    Defined before `import torch`: when torch_tpu is imported first, torch's
+    autoload finds this package half-initialized and only needs this name."""
+
+
+import sys as _sys  # noqa: E402
+
+import torch as _torch  # noqa: E402
 
 if _torch._C._get_privateuse1_backend_name() != "tpu":
     _torch.utils.rename_privateuse1_backend("tpu")
@@ -32,7 +41,3 @@ __all__ = ["api", "cpu_fallback", "eager_mode", "tpu_device", "supported_ops"]
 def supported_ops():
     """Names of the ATen ops with a lowering (sorted)."""
     return sorted(_C._supported_ops())
-
-
-def _autoload():
-    """Entry point of the `torch.backends` group: importing is all it takes."""

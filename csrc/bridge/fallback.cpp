@@ -163,10 +163,8 @@ void key_ivalue(std::string& k, const c10::IValue& v, bool scalar_values) {
   }
 }
 
-std::string meta_key(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
-                     bool scalar_values) {
-  std::string k;
-  k.reserve(256);
+void meta_key(std::string& k, const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+              bool scalar_values) {
   for (size_t i = 0; i < args.size(); i++) {
     c10::TypeKind kind = base_kind(schema.arguments()[i].type());
     const c10::IValue& v = args[i];
@@ -176,7 +174,6 @@ std::string meta_key(const c10::FunctionSchema& schema, const std::vector<c10::I
     }
     key_ivalue(k, v, false);
   }
-  return k;
 }
 
 std::vector<TMeta> tmetas(const c10::IValue& v) {
@@ -189,7 +186,7 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   return out;
 }
 
-MetaResult run_meta(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args) {
+MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
   const auto& schema = op.schema();
   torch::jit::Stack meta;
   meta.reserve(args.size());
@@ -207,13 +204,15 @@ MetaResult run_meta(const c10::OperatorHandle& op, const std::vector<c10::IValue
 }
 
 const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
-                              const std::vector<c10::IValue>& args) {
+                              c10::ArrayRef<c10::IValue> args) {
   static std::mutex mu;
   static std::unordered_map<std::string, MetaResult> cache;
   const auto& on = op.schema().operator_name();
-  std::string key = info.name;
+  thread_local std::string key;
+  key.clear();
+  key += info.name;
   key += '\0';
-  key += meta_key(op.schema(), args, kScalarValueOps.count(on.name) > 0);
+  meta_key(key, op.schema(), args, kScalarValueOps.count(on.name) > 0);
   {
     std::lock_guard<std::mutex> lk(mu);
     auto it = cache.find(key);
@@ -227,10 +226,20 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
 // ---- marshalling ------------------------------------------------------------------
 
 struct Marshal {
-  std::deque<std::vector<tt_call_arg_t>> lists;
-  std::deque<std::vector<int64_t>> ints;
-  std::deque<std::string> strs;
+  // Pointers into these must stay valid: each holds at most one entry per
+  // argument, and capacity is reserved up front (on first use).
+  std::vector<std::vector<tt_call_arg_t>> lists;
+  std::vector<std::vector<int64_t>> ints;
+  std::vector<std::string> strs;
+  size_t nargs = 0;
   c10::DeviceIndex device = -1;
+
+  template <class V>
+  typename V::reference add(V& v) {
+    if (v.capacity() == 0) v.reserve(nargs * 2 + 1);
+    TORCH_INTERNAL_ASSERT(v.size() < v.capacity());
+    return v.emplace_back();
+  }
 
   void note_device(const at::Tensor& t) {
     if (is_tpu(t) && device < 0) device = t.device().index();
@@ -294,7 +303,7 @@ struct Marshal {
     if (v.isTensor()) return tensor(v.toTensor());
     if (v.isScalar() && k == c10::TypeKind::NumberType) return scalar(v.toScalar());
     if (v.isTensorList() || (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::TensorType)) {
-      auto& vec = lists.emplace_back();
+      auto& vec = add(lists);
       for (const c10::IValue& e : v.toList()) vec.push_back(e.isTensor() ? tensor(e.toTensor()) : tensor(at::Tensor()));
       a.kind = TT_ARG_TENSORS;
       a.list = vec.data();
@@ -302,7 +311,7 @@ struct Marshal {
       return a;
     }
     if (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::NumberType) {
-      auto& vec = lists.emplace_back();
+      auto& vec = add(lists);
       for (const c10::IValue& e : v.toList()) vec.push_back(scalar(e.toScalar()));
       a.kind = TT_ARG_SCALARS;
       a.list = vec.data();
@@ -334,9 +343,9 @@ struct Marshal {
       a.f = v.toDouble();
     } else if (v.isString()) {
       a.kind = TT_ARG_STR;
-      a.str = strs.emplace_back(v.toStringRef()).c_str();
+      a.str = (add(strs) = v.toStringRef()).c_str();
     } else if (v.isIntList() || v.isBoolList() || (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::SymIntType)) {
-      auto& vec = ints.emplace_back();
+      auto& vec = add(ints);
       for (const c10::IValue& e : v.toList())
         vec.push_back(e.isBool() ? e.toBool() : e.isInt() ? e.toInt() : e.toSymInt().expect_int());
       a.kind = TT_ARG_INTS;
@@ -387,13 +396,15 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   }
   const auto& schema = op.schema();
   const size_t nargs = schema.arguments().size();
-  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
+  // The arguments stay on the stack until the returns are pushed.
+  c10::ArrayRef<c10::IValue> args(&*(stack->end() - nargs), nargs);
 
   // 1. output metadata (meta kernels, cached per signature)
   const MetaResult& mr = meta_result(op, info, args);
 
   // 2. outputs: the mutated arguments, else new tensors like the meta results
   Marshal mm;
+  mm.nargs = nargs;
   for (const auto& a : args) {
     if (a.isTensor()) mm.note_device(a.toTensor());
     else if (a.isTensorList())
@@ -465,11 +476,12 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   TT_CHECK_STATUS(tt_runtime_call(runtime(), &call), info.name.c_str());
 
   // 4. returns
-  torch::jit::drop(*stack, nargs);
   if (!mutates) {
+    torch::jit::drop(*stack, nargs);
     for (auto& r : new_returns) stack->push_back(std::move(r));
     return;
   }
+  std::vector<c10::IValue> rets;
   for (const auto& ret : schema.returns()) {
     const auto* ra = ret.alias_info();
     TORCH_CHECK(ra, info.name, ": a mutating op with a fresh return is not supported yet");
@@ -477,12 +489,14 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     for (size_t i = 0; i < nargs && !found; i++) {
       const auto* ai = schema.arguments()[i].alias_info();
       if (ai && ai->beforeSets() == ra->beforeSets()) {
-        stack->push_back(args[i]);
+        rets.push_back(args[i]);
         found = true;
       }
     }
     TORCH_CHECK(found, info.name, ": cannot match a return to its argument");
   }
+  torch::jit::drop(*stack, nargs);
+  for (auto& r : rets) stack->push_back(std::move(r));
 }
 
 }  // namespace

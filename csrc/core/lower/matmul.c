@@ -44,7 +44,7 @@ static tt_val_t dot(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, const dims_spec_t* 
 }
 
 /* The product term of each kind, in dtype cdt. */
-static tt_val_t product(tt_lctx_t* c, int kind, tt_val_t a, tt_val_t b, tt_dtype_t cdt) {
+static tt_val_t product(tt_lctx_t* c, int kind, tt_val_t a, tt_val_t b, tt_dtype_t cdt, int ialpha) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* at = tt_shlo_type(f, a);
   const tt_type_t* bt = tt_shlo_type(f, b);
@@ -75,7 +75,6 @@ static tt_val_t product(tt_lctx_t* c, int kind, tt_val_t a, tt_val_t b, tt_dtype
       int64_t d[2] = {at->dims[0], bt->dims[0]};
       int64_t b0[1] = {0}, b1[1] = {1};
       const char* mul = cdt == TT_BOOL ? "stablehlo.and" : "stablehlo.multiply";
-      int ialpha = 4 + ((c->op->param & MM_DTYPE) ? 1 : 0);
       tt_val_t alpha = tt_lt_splat(f, tt_lt_scalar(c, ialpha, cdt), at->rank, at->dims);
       tt_val_t x = tt_lt_bcast_in_dim(f, tt_l_binary(f, mul, alpha, a), 2, d, b0);
       return tt_l_binary(f, mul, x, tt_lt_bcast_in_dim(f, b, 2, d, b1));
@@ -100,10 +99,9 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
   if (in_dt == TT_BOOL && kind != ADDR)
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for 'Bool'", c->op->name);
   tt_dtype_t cdt = tt_l_opmath(in_dt); /* out_dtype variants only allow f32 for half inputs */
-  if (kind == ADDR) cdt = in_dt;        /* PyTorch's addr is elementwise in the dtype */
   tt_val_t a = tt_l_convert(f, c->args[ia].val, cdt);
   tt_val_t b = tt_l_convert(f, c->args[ib].val, cdt);
-  tt_val_t r = product(c, kind, a, b, cdt);
+  tt_val_t r = product(c, kind, a, b, cdt, ialpha);
   if (add) {
     const tt_type_t* rtp = tt_shlo_type(f, r);
     if (!rtp) return tt_status_make(TT_INTERNAL, "%s: product failed", c->op->name);

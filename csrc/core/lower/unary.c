@@ -215,8 +215,8 @@ static const uinfo_t k_uops[] = {
     [TT_U_ISNEGINF] = {NULL, b_isneginf, UK_PRED, ANY},
     [TT_U_SIGNBIT] = {NULL, b_signbit, UK_PRED, ANY},
     [TT_U_NAN_TO_NUM] = {NULL, b_nan_to_num, UK_RAW, ANY},
-    [TT_U_DEG2RAD] = {NULL, b_deg2rad, UK_FLOAT, NUM},
-    [TT_U_RAD2DEG] = {NULL, b_rad2deg, UK_FLOAT, NUM},
+    [TT_U_DEG2RAD] = {NULL, b_deg2rad, UK_FLOAT, ANY},
+    [TT_U_RAD2DEG] = {NULL, b_rad2deg, UK_FLOAT, ANY},
 };
 _Static_assert(sizeof(k_uops) / sizeof(k_uops[0]) == TT_U_MATH_COUNT, "one k_uops row per math uop");
 
@@ -294,5 +294,6 @@ const tt_lower_entry_t tt_lower_unary[] = {
     {"aten::hardswish_backward", A, TT_U_HARDSWISH_BWD, 0},
     {"aten::hardswish_backward.out", A, TT_U_HARDSWISH_BWD, 0},
     {"aten::mish_backward", A, TT_U_MISH_BWD, 0},
+    UB("hardshrink_backward", TT_U_SHRINK_BWD) UB("softshrink_backward", TT_U_SHRINK_BWD)
 };
 const int tt_lower_unary_count = TT_TABLE_COUNT(tt_lower_unary);

@@ -206,6 +206,13 @@ static tt_val_t b_mish(astate_t* s, tt_val_t g, tt_val_t x) {
   return tt__ew_mul(F_, g, tt__ew_add(F_, ts, d));
 }
 
+/* hardshrink_backward / softshrink_backward(grad, self, lambd): 0 inside [-l, l] */
+static tt_val_t b_shrink(astate_t* s, tt_val_t g, tt_val_t x) {
+  tt_val_t l = sarg(s, 2, 0.5);
+  tt_val_t in = land(s, cmp(s, "GE", x, un(s, "stablehlo.negate", l)), cmp(s, "LE", x, l));
+  return sel(s, in, k(s, g, 0), g);
+}
+
 /* ---- the parallel table ---------------------------------------------------------- */
 typedef struct ainfo {
   afwd_t fwd;     /* forward: x = arg 0 */
@@ -244,6 +251,7 @@ static const ainfo_t k_acts[] = {
     I(TT_U_HARDSIGMOID_BWD) = {NULL, b_hardsigmoid, 1, FLT},
     I(TT_U_HARDSWISH_BWD) = {NULL, b_hardswish, 1, FLT},
     I(TT_U_MISH_BWD) = {NULL, b_mish, 1, FLT},
+    I(TT_U_SHRINK_BWD) = {NULL, b_shrink, 1, FLT},
 };
 _Static_assert(sizeof(k_acts) / sizeof(k_acts[0]) == TT_U_COUNT - TT_U_MATH_COUNT,
                "one k_acts row per activation uop");

@@ -370,11 +370,39 @@ done:
 
 /* ---- the call ---------------------------------------------------------------- */
 
+/* One plan per thread, reused: a plan is large (fixed arrays) and calls on one
+ * thread never nest. Freed when the thread exits. */
+static pthread_key_t g_plan_key;
+static pthread_once_t g_plan_once = PTHREAD_ONCE_INIT;
+
+static void free_plan(void* v) {
+  plan_t* p = v;
+  tt_sbuf_free(&p->key);
+  free(p);
+}
+static void make_plan_key(void) { pthread_key_create(&g_plan_key, free_plan); }
+
+static plan_t* acquire_plan(tt_runtime_t* rt, const tt_call_t* call) {
+  pthread_once(&g_plan_once, make_plan_key);
+  plan_t* p = pthread_getspecific(g_plan_key);
+  if (!p) {
+    p = malloc(sizeof(*p));
+    if (!p) return NULL;
+    tt_sbuf_init(&p->key);
+    pthread_setspecific(g_plan_key, p);
+  }
+  p->rt = rt;
+  p->call = call;
+  tt_sbuf_clear(&p->key);
+  p->nst = p->nextra = p->nocc = p->nres = 0;
+  p->device_error = false;
+  return p;
+}
+
 static void release_plan(plan_t* p) {
   for (int i = 0; i < p->nextra; i++)
     if (p->extra[i].owned) tt_pjrt_buffer_destroy(p->rt->pjrt, p->extra[i].buf);
-  tt_sbuf_free(&p->key);
-  free(p);
+  p->nextra = 0;
 }
 
 static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
@@ -437,11 +465,8 @@ tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
   for (int i = 0; i < call->nout; i++)
     if (tt_view_numel(&call->outs[i]) > 0) any = true;
   if (!any && call->nout > 0) return NULL; /* nothing to write */
-  plan_t* p = calloc(1, sizeof(*p));
+  plan_t* p = acquire_plan(rt, call);
   if (!p) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
-  p->rt = rt;
-  p->call = call;
-  tt_sbuf_init(&p->key);
   pthread_mutex_lock(&rt->mu);
   tt_status_t st = run_locked(rt, p);
   if (st && p->device_error && tt_runtime_mode() != TT_MODE_DEBUG) {
