@@ -33,6 +33,10 @@ if not hasattr(_torch, "tpu"):
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
 
+from . import _dynamo_interface  # noqa: E402
+
+_dynamo_interface.install()
+
 tpu_device = api.tpu_device
 
 __all__ = ["api", "cpu_fallback", "eager_mode", "tpu_device", "supported_ops"]

@@ -108,8 +108,11 @@ static tt_val_t b_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
 }
 
 /* pow(Tensor, Scalar): ATen takes sqrt / rsqrt for exponents 0.5 / -0.5
- * (which differ from pow at -0 and -inf). */
+ * (which differ from pow at -0 and -inf), and copies / fills for 1 / 0 (so
+ * bools work there). */
 static tt_val_t b_pow_s(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  if (is_bool_val(f, a)) /* bool ** True = self, ** False = True (ATen special-cases 1 and 0) */
+    return tt_l_binary(f, "stablehlo.or", a, tt_l_unary(f, "stablehlo.not", b));
   tt_val_t r = b_pow(f, a, b);
   const tt_type_t* t = tt_shlo_type(f, a);
   if (!t || !tt_dtype_is_float(t->dtype)) return r;
@@ -207,7 +210,7 @@ static const binfo_t k_bops[] = {
     [B_FMOD] = {"stablehlo.remainder", NULL, BP_SAME, NUM, false, false},
     [B_FLOOR_DIVIDE] = {NULL, tt__ew_div_floor, BP_SAME, NUM, false, false, true, true},
     [B_POW] = {NULL, b_pow, BP_SAME, NUM, false, false},
-    [B_POW_S] = {NULL, b_pow_s, BP_SAME, NUM, false, false},
+    [B_POW_S] = {NULL, b_pow_s, BP_SAME, ANY, false, false},
     [B_MAXIMUM] = {NULL, b_maximum, BP_SAME, ANY, false, false},
     [B_MINIMUM] = {NULL, b_minimum, BP_SAME, ANY, false, false},
     [B_FMAX] = {NULL, b_fmax, BP_SAME, ANY, false, false},
@@ -247,7 +250,7 @@ static tt_val_t operand(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* sha
     tt_val_t v = tt_l_convert(c->f, tt_l_convert(c->f, a->val, dt), shape->dtype);
     return tt_l_broadcast(c->f, v, shape->rank, shape->dims);
   }
-  return tt__ew_arg_as(c, i, shape->dtype, shape);
+  return tt_l_arg_as(c, i, shape->dtype, shape);
 }
 
 static tt_status_t lower_binary(tt_lctx_t* c) {

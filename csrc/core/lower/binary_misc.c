@@ -30,7 +30,7 @@ tt_status_t tt__ew_lower_div_mode(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   if (!mode) {
     tt_type_t sh = shape_as(c, tt__ew_float_compute(c, dt));
-    return tt_l_set_out(c, 0, tt__ew_div(f, tt__ew_arg_as(c, 0, sh.dtype, &sh), tt__ew_divisor(c, 1, sh.dtype, &sh)));
+    return tt_l_set_out(c, 0, tt__ew_div(f, tt_l_arg_as(c, 0, sh.dtype, &sh), tt__ew_divisor(c, 1, sh.dtype, &sh)));
   }
   bool trunc = !strcmp(mode, "trunc");
   if (!trunc && strcmp(mode, "floor"))
@@ -39,7 +39,7 @@ tt_status_t tt__ew_lower_div_mode(tt_lctx_t* c) {
                           c->op->name, mode);
   TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM));
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
-  tt_val_t a = tt__ew_arg_as(c, 0, sh.dtype, &sh), b = tt__ew_divisor(c, 1, sh.dtype, &sh);
+  tt_val_t a = tt_l_arg_as(c, 0, sh.dtype, &sh), b = tt__ew_divisor(c, 1, sh.dtype, &sh);
   if (!trunc) return tt_l_set_out(c, 0, tt__ew_div_floor(f, a, b));
   tt_val_t q = tt__ew_div(f, a, b);
   if (tt_dtype_is_float(sh.dtype))
@@ -53,9 +53,9 @@ tt_status_t tt__ew_lower_where(tt_lctx_t* c) {
   TT_RETURN_IF_ERROR(need(c, 3));
   int idx[2] = {1, 2};
   tt_type_t sh = shape_as(c, tt_l_promote(c, idx, 2));
-  tt_val_t cond = tt__ew_arg_as(c, 0, TT_BOOL, &sh);
-  return tt_l_set_out(c, 0, tt_l_select(c->f, cond, tt__ew_arg_as(c, 1, sh.dtype, &sh),
-                                        tt__ew_arg_as(c, 2, sh.dtype, &sh)));
+  tt_val_t cond = tt_l_arg_as(c, 0, TT_BOOL, &sh);
+  return tt_l_set_out(c, 0, tt_l_select(c->f, cond, tt_l_arg_as(c, 1, sh.dtype, &sh),
+                                        tt_l_arg_as(c, 2, sh.dtype, &sh)));
 }
 
 /* clamp(self, min?, max?), clamp_min(self, min), clamp_max(self, max), with
@@ -79,9 +79,9 @@ tt_status_t tt__ew_lower_clamp(tt_lctx_t* c) {
   tt_dtype_t dt = tt_l_promote(c, idx, n);
   TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM));
   tt_type_t sh = shape_as(c, dt);
-  tt_val_t r = tt__ew_arg_as(c, 0, dt, &sh);
-  if (lo >= 0) r = tt__ew_max(c->f, r, tt__ew_arg_as(c, lo, dt, &sh));
-  if (hi >= 0) r = tt__ew_min(c->f, r, tt__ew_arg_as(c, hi, dt, &sh));
+  tt_val_t r = tt_l_arg_as(c, 0, dt, &sh);
+  if (lo >= 0) r = tt__ew_max(c->f, r, tt_l_arg_as(c, lo, dt, &sh));
+  if (hi >= 0) r = tt__ew_min(c->f, r, tt_l_arg_as(c, hi, dt, &sh));
   return tt_l_set_out(c, 0, r);
 }
 
@@ -94,8 +94,8 @@ tt_status_t tt__ew_lower_lerp(tt_lctx_t* c) {
   TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_FLOAT));
   tt_shlo_fn_t* f = c->f;
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
-  tt_val_t s = tt__ew_arg_as(c, 0, sh.dtype, &sh), e = tt__ew_arg_as(c, 1, sh.dtype, &sh);
-  tt_val_t w = tt__ew_arg_as(c, 2, sh.dtype, &sh);
+  tt_val_t s = tt_l_arg_as(c, 0, sh.dtype, &sh), e = tt_l_arg_as(c, 1, sh.dtype, &sh);
+  tt_val_t w = tt_l_arg_as(c, 2, sh.dtype, &sh);
   tt_val_t d = tt__ew_sub(f, e, s);
   tt_val_t small = tt__ew_cmpk(f, "LT", tt_l_unary(f, "stablehlo.abs", w), 0.5);
   tt_val_t lo = tt__ew_add(f, s, tt__ew_mul(f, w, d));
@@ -116,19 +116,19 @@ tt_status_t tt__ew_lower_addc(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
   tt_val_t v = tt__ew_arg_or(c, 3, sh.dtype, &sh, 1.0);
-  tt_val_t t = tt__ew_mul(f, v, tt__ew_arg_as(c, 1, sh.dtype, &sh));
-  tt_val_t t2 = div ? tt__ew_divisor(c, 2, sh.dtype, &sh) : tt__ew_arg_as(c, 2, sh.dtype, &sh);
+  tt_val_t t = tt__ew_mul(f, v, tt_l_arg_as(c, 1, sh.dtype, &sh));
+  tt_val_t t2 = div ? tt__ew_divisor(c, 2, sh.dtype, &sh) : tt_l_arg_as(c, 2, sh.dtype, &sh);
   t = div ? tt__ew_div(f, t, t2) : tt__ew_mul(f, t, t2);
-  return tt_l_set_out(c, 0, tt__ew_add(f, tt__ew_arg_as(c, 0, sh.dtype, &sh), t));
+  return tt_l_set_out(c, 0, tt__ew_add(f, tt_l_arg_as(c, 0, sh.dtype, &sh), t));
 }
 
 /* masked_fill(self, mask, value): value converted to self's dtype */
 tt_status_t tt__ew_lower_masked_fill(tt_lctx_t* c) {
   TT_RETURN_IF_ERROR(need(c, 3));
   tt_type_t sh = c->out_types[0];
-  tt_val_t m = tt__ew_arg_as(c, 1, TT_BOOL, &sh);
-  return tt_l_set_out(c, 0, tt_l_select(c->f, m, tt__ew_arg_as(c, 2, sh.dtype, &sh),
-                                        tt__ew_arg_as(c, 0, sh.dtype, &sh)));
+  tt_val_t m = tt_l_arg_as(c, 1, TT_BOOL, &sh);
+  return tt_l_set_out(c, 0, tt_l_select(c->f, m, tt_l_arg_as(c, 2, sh.dtype, &sh),
+                                        tt_l_arg_as(c, 0, sh.dtype, &sh)));
 }
 
 /* copy(self, src, non_blocking): src converted to self's dtype and broadcast
@@ -137,5 +137,5 @@ tt_status_t tt__ew_lower_copy(tt_lctx_t* c) {
   if (c->nargs < 2 || c->args[1].kind != TT_ARG_TENSOR)
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: src must be a tensor", c->op->name);
   tt_type_t sh = c->out_types[0];
-  return tt_l_set_out(c, 0, tt__ew_arg_as(c, 1, sh.dtype, &sh));
+  return tt_l_set_out(c, 0, tt_l_arg_as(c, 1, sh.dtype, &sh));
 }

@@ -19,7 +19,7 @@ static tt_type_t out_as(tt_lctx_t* c, tt_dtype_t dt) {
 /* fill(.Scalar/.Tensor)(self, value); zero(self). param 1: the value is args[1] */
 static tt_status_t lower_fill(tt_lctx_t* c) {
   const tt_type_t* ot = &c->out_types[0];
-  if (c->op->param == 0) return tt_l_set_out(c, 0, tt_lt_const(c->f, ot, 0.0));
+  if (c->op->param == 0) return tt_l_set_out(c, 0, tt_shlo_const(c->f, ot, 0.0));
   tt_val_t v = tt_lt_scalar(c, 1, ot->dtype);
   return tt_l_set_out(c, 0, tt_lt_splat(c->f, v, ot->rank, ot->dims));
 }
@@ -52,7 +52,7 @@ static tt_status_t lower_linspace(tt_lctx_t* c) {
   const tt_type_t* ot = &c->out_types[0];
   tt_dtype_t dt = ot->dtype;
   int64_t n = tt_type_numel(ot);
-  if (n == 0) return tt_l_set_out(c, 0, tt_lt_const(f, ot, 0.0));
+  if (n == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
   tt_dtype_t cdt = tt_dtype_is_float(dt) ? tt_l_opmath(dt) : TT_F64;
   tt_dtype_t sdt = tt_dtype_is_float(dt) ? cdt : TT_I64; /* start/end as scalar_t */
   tt_val_t s = tt_l_convert(f, tt_lt_scalar(c, 0, sdt), cdt);

@@ -140,26 +140,26 @@ static tt_status_t lower_scatter(tt_lctx_t* c) {
     tt_val_t ident;
     if (!strcmp(red, "amax")) ident = tt_lt_splat(f, tt_lt_limit(f, dt, false), st.rank, st.dims);
     else if (!strcmp(red, "amin")) ident = tt_lt_splat(f, tt_lt_limit(f, dt, true), st.rank, st.dims);
-    else ident = tt_lt_const(f, &st, !strcmp(red, "prod") ? 1.0 : 0.0);
+    else ident = tt_shlo_const(f, &st, !strcmp(red, "prod") ? 1.0 : 0.0);
     base = tt_l_select(f, hit, ident, self);
   }
   tt_val_t r = tt_lt_scatter_dim(f, base, dim, idx, upd, body);
   if (mean) {
     tt_type_t ct = st;
-    tt_val_t cnt = tt_lt_const(f, &ct, include_self ? 1.0 : 0.0);
+    tt_val_t cnt = tt_shlo_const(f, &ct, include_self ? 1.0 : 0.0);
     tt_type_t ot = it;
     ot.dtype = dt;
-    cnt = tt_lt_scatter_dim(f, cnt, dim, idx, tt_lt_const(f, &ot, 1.0), add_op(dt));
-    tt_val_t zero = tt_lt_const(f, &ct, 0.0);
+    cnt = tt_lt_scatter_dim(f, cnt, dim, idx, tt_shlo_const(f, &ot, 1.0), add_op(dt));
+    tt_val_t zero = tt_shlo_const(f, &ct, 0.0);
     tt_val_t none = tt_l_compare(f, "EQ", cnt, zero);
-    tt_val_t safe = tt_l_select(f, none, tt_lt_const(f, &ct, 1.0), cnt);
+    tt_val_t safe = tt_l_select(f, none, tt_shlo_const(f, &ct, 1.0), cnt);
     tt_val_t q = tt_l_binary(f, "stablehlo.divide", r, safe);
     if (!tt_dtype_is_float(dt)) { /* floor division for integers */
       tt_val_t rem = tt_l_binary(f, "stablehlo.remainder", r, safe);
       tt_val_t adj = tt_l_binary(f, "stablehlo.and", tt_l_compare(f, "NE", rem, zero),
                                  tt_l_compare(f, "NE", tt_l_compare(f, "LT", rem, zero),
                                               tt_l_compare(f, "LT", safe, zero)));
-      q = tt_l_select(f, adj, tt_l_binary(f, "stablehlo.subtract", q, tt_lt_const(f, &ct, 1.0)), q);
+      q = tt_l_select(f, adj, tt_l_binary(f, "stablehlo.subtract", q, tt_shlo_const(f, &ct, 1.0)), q);
     }
     r = tt_l_select(f, none, r, q);
   }
@@ -183,7 +183,7 @@ static tt_status_t lower_cat(tt_lctx_t* c) {
     if (tt_type_numel(&t) == 0) continue; /* contributes nothing */
     parts[n++] = tt_l_convert(f, l->vals[k], ot->dtype);
   }
-  if (n == 0 || tt_type_numel(ot) == 0) return tt_l_set_out(c, 0, tt_lt_const(f, ot, 0.0));
+  if (n == 0 || tt_type_numel(ot) == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
   int dim = (int)tt_l_wrap_dim(c->args[1].i, ot->rank);
   return tt_l_set_out(c, 0, tt_lt_concat(f, parts, n, dim));
 }
@@ -206,7 +206,7 @@ typedef struct adv {
 static void mask_coords(tt_shlo_fn_t* f, tt_val_t mask, int64_t k, tt_val_t* out) {
   tt_type_t mt = type_of(f, mask);
   int64_t len = tt_type_numel(&mt), id2[2] = {len, 1}, k1 = k + 1;
-  tt_val_t flat = tt_l_reshape(f, tt_lt_to_bool(f, mask), 1, &len);
+  tt_val_t flat = tt_l_reshape(f, tt_l_convert(f, mask, TT_BOOL), 1, &len);
   tt_val_t pos = tt_lt_scan(f, tt_l_convert(f, flat, TT_I64), 0, "stablehlo.add");
   tt_type_t lt = type_of(f, pos);
   pos = tt_l_binary(f, "stablehlo.subtract", pos, tt_shlo_const(f, &lt, 1.0));
@@ -383,7 +383,7 @@ static tt_status_t lower_index_put(tt_lctx_t* c) {
                        st.rank, st.dims);
     int64_t bd[TT_MAX_RANK];
     for (int j = 0; j < mt.rank; j++) bd[j] = p + j;
-    tt_val_t m = tt_lt_bcast_in_dim(f, tt_lt_to_bool(f, l->vals[mi]), st.rank, st.dims, bd);
+    tt_val_t m = tt_lt_bcast_in_dim(f, tt_l_convert(f, l->vals[mi], TT_BOOL), st.rank, st.dims, bd);
     if (acc) v = tt_l_binary(f, body, self, v);
     return tt_l_set_out(c, 0, tt_l_select(f, m, v, self));
   }

@@ -19,9 +19,6 @@
 /* True if argument i exists and is a TENSOR or SCALAR (absent optionals, out=
  * arguments and arguments beyond nargs are not values). */
 bool tt__ew_has(const tt_lctx_t* c, int i);
-/* tt_l_arg_as, except that f16/bf16 go to bool through f32 (the builder
- * cannot write integral half constants, which the != 0 test needs). */
-tt_val_t tt__ew_arg_as(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape);
 /* Argument i as `dt` broadcast to `shape`, or a splat of dflt if it is absent. */
 tt_val_t tt__ew_arg_or(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, double dflt);
 /* A STR argument, or NULL if absent. */
@@ -47,7 +44,7 @@ tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
  * stablehlo.optimization_barrier (floats only; others are returned as is);
  * tt__ew_divk divides by such an opaque constant k. */
 tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v);
-/* Argument i as tt__ew_arg_as gives it, made opaque if it had to be broadcast. */
+/* Argument i as tt_l_arg_as gives it, made opaque if it had to be broadcast. */
 tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape);
 tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k);
 /* a op constant */

@@ -10,16 +10,8 @@ bool tt__ew_has(const tt_lctx_t* c, int i) {
   return k == TT_ARG_TENSOR || k == TT_ARG_SCALAR;
 }
 
-tt_val_t tt__ew_arg_as(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape) {
-  tt_val_t v = c->args[i].val;
-  const tt_type_t* t = tt_shlo_type(c->f, v);
-  if (dt == TT_BOOL && t && (t->dtype == TT_F16 || t->dtype == TT_BF16)) v = tt_l_convert(c->f, v, TT_F32);
-  v = tt_l_convert(c->f, v, dt);
-  return tt_l_broadcast(c->f, v, shape->rank, shape->dims);
-}
-
 tt_val_t tt__ew_arg_or(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, double dflt) {
-  if (tt__ew_has(c, i)) return tt__ew_arg_as(c, i, dt, shape);
+  if (tt__ew_has(c, i)) return tt_l_arg_as(c, i, dt, shape);
   return tt_l_full(c->f, dt, shape->rank, shape->dims, dflt);
 }
 
@@ -60,7 +52,7 @@ tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v) {
   return tt_shlo_op(f, "stablehlo.optimization_barrier", &v, 1, &rt, NULL);
 }
 tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape) {
-  tt_val_t v = tt__ew_arg_as(c, i, dt, shape);
+  tt_val_t v = tt_l_arg_as(c, i, dt, shape);
   const tt_type_t* t = tt_shlo_type(c->f, c->args[i].val);
   bool same = t && t->rank == shape->rank;
   for (int d = 0; same && d < t->rank; d++) same = t->dims[d] == shape->dims[d];
@@ -120,6 +112,5 @@ tt_val_t tt__ew_sigmoid(tt_shlo_fn_t* f, tt_val_t x) {
 
 tt_status_t tt__ew_lower_zero(tt_lctx_t* c) {
   const tt_type_t* t = &c->out_types[0];
-  tt_dtype_t dt = tt_l_opmath(t->dtype); /* no integral half constants (see tt__ew_arg_as) */
-  return tt_l_set_out(c, 0, tt_l_full(c->f, dt, t->rank, t->dims, 0));
+  return tt_l_set_out(c, 0, tt_l_full(c->f, t->dtype, t->rank, t->dims, 0));
 }

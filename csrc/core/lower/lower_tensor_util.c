@@ -58,24 +58,9 @@ int tt_lt_mask_dims(uint32_t mask, int rank, int64_t* dims) {
 
 /* ---- constants and shapes ----------------------------------------------------- */
 
-tt_val_t tt_lt_const(tt_shlo_fn_t* f, const tt_type_t* type, double v) {
-  if (type->dtype != TT_F16 && type->dtype != TT_BF16) return tt_shlo_const(f, type, v);
-  /* built as f32 and converted (folded by XLA): the builder writes f16/bf16
-   * splats as decimal literals, and "0" (no dot) does not parse as a float */
-  tt_type_t t32 = *type;
-  t32.dtype = TT_F32;
-  return tt_l_convert(f, tt_shlo_const(f, &t32, v), type->dtype);
-}
-
 tt_val_t tt_lt_const0(tt_shlo_fn_t* f, tt_dtype_t dt, double v) {
   tt_type_t t = tt_type_scalar(dt);
-  return tt_lt_const(f, &t, v);
-}
-
-tt_val_t tt_lt_to_bool(tt_shlo_fn_t* f, tt_val_t v) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  if (t && (t->dtype == TT_F16 || t->dtype == TT_BF16)) v = tt_l_convert(f, v, TT_F32); /* exact */
-  return tt_l_convert(f, v, TT_BOOL);
+  return tt_shlo_const(f, &t, v);
 }
 
 tt_val_t tt_lt_limit(tt_shlo_fn_t* f, tt_dtype_t dt, bool high) {
@@ -95,7 +80,7 @@ tt_val_t tt_lt_limit(tt_shlo_fn_t* f, tt_dtype_t dt, bool high) {
 
 tt_val_t tt_lt_iota(tt_shlo_fn_t* f, tt_dtype_t dt, int rank, const int64_t* dims, int dim) {
   tt_type_t t = tt_type_make(dt, rank, dims);
-  if (rank == 0) return tt_lt_const(f, &t, 0.0);
+  if (rank == 0) return tt_shlo_const(f, &t, 0.0);
   return tt_shlo_opf(f, "stablehlo.iota", NULL, 0, &t, "iota_dimension = %d : i64", dim);
 }
 

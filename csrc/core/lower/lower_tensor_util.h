@@ -29,12 +29,8 @@ int tt_lt_mask_dims(uint32_t mask, int rank, int64_t* dims);
 /* ---- constants and shapes ----------------------------------------------------- */
 /* 0-d constant: the lowest (high=false) or highest value of dt (floats: -inf / +inf). */
 tt_val_t tt_lt_limit(tt_shlo_fn_t* f, tt_dtype_t dt, bool high);
-/* Splat constant v of `type` (f16/bf16 go through an f32 constant), and a
- * 0-d one of dt. */
-tt_val_t tt_lt_const(tt_shlo_fn_t* f, const tt_type_t* type, double v);
+/* 0-d constant v of dt. */
 tt_val_t tt_lt_const0(tt_shlo_fn_t* f, tt_dtype_t dt, double v);
-/* v != 0 as i1 (f16/bf16 compare in f32). */
-tt_val_t tt_lt_to_bool(tt_shlo_fn_t* f, tt_val_t v);
 /* iota along `dim` of a (rank, dims) tensor of dtype dt. */
 tt_val_t tt_lt_iota(tt_shlo_fn_t* f, tt_dtype_t dt, int rank, const int64_t* dims, int dim);
 /* broadcast_in_dim with explicit broadcast dimensions. */

@@ -13,7 +13,7 @@ static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
 
 static tt_val_t cst(tt_shlo_fn_t* f, tt_val_t like, double v) {
   tt_type_t t = type_of(f, like);
-  return tt_lt_const(f, &t, v);
+  return tt_shlo_const(f, &t, v);
 }
 
 #define ADD(a, b) tt_l_binary(f, "stablehlo.add", a, b)
@@ -190,7 +190,7 @@ static tt_status_t lower_layer_norm_bwd(tt_lctx_t* c) {
   for (int i = 0; i < 3 && i < c->nout; i++) {
     tt_val_t r;
     if (!mask_bit(om, i) || tt_type_numel(&c->out_types[i]) == 0) {
-      r = tt_lt_const(f, &c->out_types[i], 0.0);
+      r = tt_shlo_const(f, &c->out_types[i], 0.0);
     } else if (i == 0) {
       tt_val_t g = tt_lt_has(c, 5) ? MUL(go, tt_l_arg_as(c, 5, acc, &xt)) : go;
       tt_val_t inv_n = cst(f, g, 1.0 / n);

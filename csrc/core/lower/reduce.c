@@ -73,12 +73,12 @@ static tt_status_t lower_simple(tt_lctx_t* c) {
                        tt_lt_const0(f, acc, 1.0));
       break;
     case R_COUNT_NZ:
-      x = tt_l_convert(f, tt_lt_to_bool(f, x), TT_I64);
+      x = tt_l_convert(f, tt_l_convert(f, x, TT_BOOL), TT_I64);
       r = tt_lt_sum(f, x, mask);
       break;
     case R_ANY:
     case R_ALL:
-      x = tt_lt_to_bool(f, x);
+      x = tt_l_convert(f, x, TT_BOOL);
       r = tt_lt_reduce(f, x, mask, kind == R_ANY ? "stablehlo.or" : "stablehlo.and",
                        tt_lt_const0(f, TT_BOOL, kind == R_ALL));
       break;

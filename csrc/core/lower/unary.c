@@ -20,8 +20,8 @@ enum ukind {
   UK_FLOAT, /* a float function: ints and bools become the default float dtype; f16/bf16 compute in f32 */
   UK_SAME,  /* dtype-preserving arithmetic (ints stay ints); f16/bf16 compute in f32 */
   UK_ROUND, /* rounding: identity on ints, else like UK_SAME */
-  UK_PRED,  /* a predicate on the input (result bool); f16/bf16 tested in f32 */
-  UK_RAW,   /* a selection on the input (same dtype); f16/bf16 in f32 */
+  UK_PRED,  /* a predicate on the raw input (result bool) */
+  UK_RAW,   /* a selection on the raw input (same dtype) */
 };
 
 typedef struct uinfo {
@@ -149,7 +149,7 @@ static tt_val_t b_signbit(ustate_t* s, tt_val_t x) { return tt__ew_signbit(F_, x
 /* nan_to_num(self, float? nan, float? posinf, float? neginf): defaults 0 and
  * the dtype's largest / lowest finite value. */
 static tt_val_t b_nan_to_num(ustate_t* s, tt_val_t x) {
-  tt_dtype_t dt = tt_l_arg_dtype(s->c, 0); /* x may be its f32 opmath */
+  tt_dtype_t dt = tt_l_arg_dtype(s->c, 0);
   if (!tt_dtype_is_float(dt)) return x;
   double big = dt == TT_F64 ? 1.7976931348623157e308
                : dt == TT_F32 ? 3.4028234663852886e38
@@ -238,8 +238,7 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c) {
       if (is_int) return tt_l_set_out(c, 0, x);
       x = tt_l_convert(c->f, x, tt_l_opmath(in));
       break;
-    default: /* UK_PRED, UK_RAW: exact in f32 for f16/bf16 too, and no half constants */
-      x = tt_l_convert(c->f, x, tt_l_opmath(in));
+    default: /* UK_PRED, UK_RAW: the input as is */
       break;
   }
   ustate_t s = {c, c->f};

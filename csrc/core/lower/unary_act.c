@@ -272,7 +272,7 @@ tt_status_t tt__ew_lower_act(tt_lctx_t* c) {
   tt_type_t shape = c->out_types[0];
   shape.dtype = s.cdt;
   s.shape = &shape;
-  tt_val_t x = tt__ew_arg_as(c, xi, s.cdt, &shape);
-  tt_val_t r = a->fwd ? a->fwd(&s, x) : a->bwd(&s, tt__ew_arg_as(c, 0, s.cdt, &shape), x);
+  tt_val_t x = tt_l_arg_as(c, xi, s.cdt, &shape);
+  tt_val_t r = a->fwd ? a->fwd(&s, x) : a->bwd(&s, tt_l_arg_as(c, 0, s.cdt, &shape), x);
   return tt_l_set_out(c, 0, r);
 }
