@@ -73,11 +73,11 @@ test-asan: venv $(ASAN_BIN) $(BUILD)/fake/.stamp
 
 # ---- bridge + Python package --------------------------------------------------
 BRIDGE_SRC := $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h) setup.py
-# The editable install registers the package and its torch.backends entry
-# point (once); later rebuilds of the extension are incremental (ninja).
+# The extension is built in place (incremental, ninja); the editable install
+# only registers the package and its torch.backends entry point.
 $(BUILD)/.installed: $(VENV)/.stamp setup.py
 	@mkdir -p $(BUILD)
-	TORCH_DEVICE_BACKEND_AUTOLOAD=0 $(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	TORCH_TPU_SKIP_EXT=1 TORCH_DEVICE_BACKEND_AUTOLOAD=0 $(PY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 $(BUILD)/.bridge: $(BUILD)/.installed $(BUILD)/libttcore.a $(BRIDGE_SRC)
 	TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=2 $(PY) setup.py -q build_ext --inplace

@@ -11,20 +11,26 @@ here = os.path.dirname(os.path.abspath(__file__))
 bridge = os.path.join("csrc", "bridge")
 sources = sorted(os.path.join(bridge, f) for f in os.listdir(os.path.join(here, bridge)) if f.endswith(".cpp"))
 
+# `make` builds the extension in place (incremental, ninja) and installs the
+# package editable with TORCH_TPU_SKIP_EXT=1: only the metadata and the
+# torch.backends entry point, so the extension is not compiled twice.
+ext_modules = [] if os.environ.get("TORCH_TPU_SKIP_EXT") else [
+    CppExtension(
+        "torch_tpu._C",
+        sources,
+        extra_compile_args=["-O2", "-std=c++20", "-Wall", "-Wno-unused-parameter"],
+        extra_objects=[os.path.join(here, "build", "libttcore.a")],
+        libraries=["dl", "pthread"],
+        depends=[os.path.join(here, "build", "libttcore.a")],  # relink when the core changes
+    )
+]
+
 setup(
     name="torch_tpu",
     version="0.1.0",
     description="A native PyTorch backend for the `tpu` device on PJRT plugins (TPU, GPU, CPU)",
     packages=find_packages(include=["torch_tpu", "torch_tpu.*"]),
-    ext_modules=[
-        CppExtension(
-            "torch_tpu._C",
-            sources,
-            extra_compile_args=["-O2", "-std=c++20", "-Wall", "-Wno-unused-parameter"],
-            extra_objects=[os.path.join(here, "build", "libttcore.a")],
-            libraries=["dl", "pthread"],
-        )
-    ],
+    ext_modules=ext_modules,
     cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
     entry_points={"torch.backends": ["torch_tpu = torch_tpu:_autoload"]},
     python_requires=">=3.10",

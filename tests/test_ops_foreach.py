@@ -71,7 +71,8 @@ def test_foreach_addc(name, dtype):
     check(lambda a, b, c: fn_(a, b, c, -2) or a, xs, ys, zs)
     check(lambda a, b, c: fn(a, b, c, SCALARS), xs, ys, zs)
     check(lambda a, b, c: fn_(a, b, c, SCALARS) or a, xs, ys, zs)
-    check(lambda a, b, c, s: fn(a, b, c, s), xs, ys, zs, torch.tensor(SCALARS, dtype=torch.float32))
+    s = torch.tensor(SCALARS, dtype=torch.float32)  # `Tensor scalars` must stay on the CPU
+    check(lambda a, b, c: fn(a, b, c, s), xs, ys, zs)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
