@@ -71,8 +71,13 @@ def test_foreach_addc(name, dtype):
     check(lambda a, b, c: fn_(a, b, c, -2) or a, xs, ys, zs)
     check(lambda a, b, c: fn(a, b, c, SCALARS), xs, ys, zs)
     check(lambda a, b, c: fn_(a, b, c, SCALARS) or a, xs, ys, zs)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_foreach_addc_tensor_scalars(name):
+    xs, ys, zs = tlist(torch.float32, 0), tlist(torch.float32, 10), tlist(torch.float32, 20, 0.5, 3)
     s = torch.tensor(SCALARS, dtype=torch.float32)  # `Tensor scalars` must stay on the CPU
-    check(lambda a, b, c: fn(a, b, c, s), xs, ys, zs)
+    check(lambda a, b, c: getattr(torch, f"_foreach_{name}")(a, b, c, s), xs, ys, zs)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

@@ -125,3 +125,14 @@ def test_index_put_mask_values():
         return t
     check(put, x, make((3, 5), seed=1))
     check(put, x, make((5,), seed=1))
+
+
+@pytest.mark.parametrize("dims", [(0,), (1,), (-1,), (0, 2), (0, 1, 2)])
+def test_flip(dims):
+    x = torch.randn(3, 4, 5)
+    torch.testing.assert_close(torch.flip(x.to("tpu"), dims).cpu(), torch.flip(x, dims))
+    xg = x.clone().requires_grad_()
+    xt = x.to("tpu").requires_grad_()
+    (torch.flip(xg, dims) * torch.arange(60.).view(3, 4, 5)).sum().backward()
+    (torch.flip(xt, dims) * torch.arange(60.).view(3, 4, 5).to("tpu")).sum().backward()
+    torch.testing.assert_close(xt.grad.cpu(), xg.grad)

@@ -95,6 +95,13 @@ c10::IValue to_meta(const c10::IValue& v) {
   return v;
 }
 
+// `Tensor scalars` of the _foreach_*.Tensor overloads: a 1-D host tensor of
+// per-element Scalars, by definition on the CPU.
+bool is_host_scalars(const c10::Argument& a, const c10::IValue& v) {
+  return a.name() == "scalars" && v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu() &&
+         v.toTensor().dim() == 1;
+}
+
 // ---- meta results, cached per signature ---------------------------------------------
 // Meta kernels give PyTorch's exact output shapes, strides and dtypes (and its
 // error messages), but some are Python reference implementations costing
@@ -105,6 +112,7 @@ c10::IValue to_meta(const c10::IValue& v) {
 struct TMeta {
   std::vector<int64_t> sizes, strides;
   at::ScalarType dtype;
+  bool defined;  // false: an undefined (not requested) output
 };
 struct MetaResult {
   std::vector<std::vector<TMeta>> mut;                     // per argument (mutated ones)
@@ -182,7 +190,10 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   if (v.isTensor()) ts.push_back(v.toTensor());
   else if (v.isTensorList())
     for (const at::Tensor& t : v.toTensorList()) ts.push_back(t);
-  for (const auto& t : ts) out.push_back({t.sizes().vec(), t.strides().vec(), t.scalar_type()});
+  for (const auto& t : ts) {
+    if (t.defined()) out.push_back({t.sizes().vec(), t.strides().vec(), t.scalar_type(), true});
+    else out.push_back({{}, {}, at::kFloat, false});
+  }
   return out;
 }
 
@@ -190,7 +201,8 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   const auto& schema = op.schema();
   torch::jit::Stack meta;
   meta.reserve(args.size());
-  for (const auto& a : args) meta.push_back(to_meta(a));
+  for (size_t i = 0; i < args.size(); i++)
+    meta.push_back(is_host_scalars(schema.arguments()[i], args[i]) ? args[i] : to_meta(args[i]));
   std::vector<c10::IValue> meta_args(meta.begin(), meta.end());
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   MetaResult r;
@@ -300,6 +312,15 @@ struct Marshal {
       return a;
     }
     c10::TypeKind k = base_kind(schema_arg.type());
+    if (is_host_scalars(schema_arg, v)) {
+      auto& vec = add(lists);
+      auto t = v.toTensor();
+      for (int64_t i = 0; i < t.numel(); i++) vec.push_back(scalar(t[i].item()));
+      a.kind = TT_ARG_SCALARS;
+      a.list = vec.data();
+      a.n = (int)vec.size();
+      return a;
+    }
     if (v.isTensor()) return tensor(v.toTensor());
     if (v.isScalar() && k == c10::TypeKind::NumberType) return scalar(v.toScalar());
     if (v.isTensorList() || (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::TensorType)) {
@@ -436,7 +457,10 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     for (const auto& [is_list, tms] : mr.rets) {
       std::vector<at::Tensor> ts;
       for (const auto& tm : tms) {
-        ts.push_back(at::empty_strided(tm.sizes, tm.strides, at::TensorOptions().dtype(tm.dtype).device(dev)));
+        if (tm.defined)
+          ts.push_back(at::empty_strided(tm.sizes, tm.strides, at::TensorOptions().dtype(tm.dtype).device(dev)));
+        else
+          ts.emplace_back();
         outs.push_back(ts.back());
       }
       if (is_list) new_returns.emplace_back(c10::List<at::Tensor>(ts));
@@ -453,6 +477,14 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   std::vector<tt_dtype_t> dtypes;
   uint64_t numel = 0;
   for (const auto& o : outs) {
+    if (!o.defined()) {  // not requested: computed as a 0-d value and dropped
+      tt_view_t v;
+      std::memset(&v, 0, sizeof(v));
+      v.dtype = TT_F32;
+      views.push_back(v);
+      dtypes.push_back(v.dtype);
+      continue;
+    }
     TORCH_CHECK(is_tpu(o), info.name, ": output is not a tpu tensor");
     views.push_back(to_view(o));
     dtypes.push_back(views.back().dtype);

@@ -116,15 +116,22 @@ void tt_sbuf_printf(tt_sbuf_t* b, const char* fmt, ...) {
   va_end(ap);
 }
 
-/* FNV-1a 64 with a final avalanche; good enough for cache keys that are also
- * compared byte for byte. */
+/* 8 bytes at a time (multiply-xorshift per word), then a final avalanche;
+ * cache keys are also compared byte for byte, so quality only affects speed. */
 uint64_t tt_hash_bytes(const void* data, size_t n, uint64_t seed) {
   const unsigned char* p = data;
-  uint64_t h = 0xcbf29ce484222325ull ^ seed;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ seed ^ (n * 0xff51afd7ed558ccdull);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
   }
+  uint64_t w = 0;
+  memcpy(&w, p, n);
+  h = (h ^ w) * 0x94d049bb133111ebull;
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;

@@ -402,7 +402,32 @@ static tt_status_t lower_index_put(tt_lctx_t* c) {
 
 #define R(name, fn, param) {"aten::" name, fn, param, 0}
 
+/* flip(self, dims): stablehlo.reverse over the (wrapped, deduplicated) dims */
+static tt_status_t lower_flip(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  tt_type_t st = type_of(f, c->args[0].val);
+  const tt_larg_t* d = &c->args[1];
+  bool seen[TT_MAX_RANK] = {false};
+  int64_t dims[TT_MAX_RANK];
+  int n = 0;
+  for (int i = 0; i < d->n; i++) {
+    int64_t w = tt_l_wrap_dim(d->ints[i], st.rank);
+    if (st.rank == 0 || w < 0 || w >= st.rank) continue;
+    if (!seen[w]) dims[n++] = w;
+    seen[w] = true;
+  }
+  if (n == 0) return tt_l_set_out(c, 0, c->args[0].val);
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "dimensions = ");
+  tt_shlo_fmt_i64_array(&a, dims, n);
+  tt_val_t r = tt_shlo_op(f, "stablehlo.reverse", &c->args[0].val, 1, &st, a.data);
+  tt_sbuf_free(&a);
+  return tt_l_set_out(c, 0, r);
+}
+
 const tt_lower_entry_t tt_lower_index[] = {
+    R("flip", lower_flip, 0), R("flip.out", lower_flip, 0),
     R("index_select", lower_index_select, 0), R("index_select.out", lower_index_select, 0),
     R("gather", lower_gather, 0), R("gather.out", lower_gather, 0),
     R("index_add", lower_index_add, 0), R("index_add.out", lower_index_add, 0),

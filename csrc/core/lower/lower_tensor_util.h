@@ -45,8 +45,9 @@ tt_val_t tt_lt_pad(tt_shlo_fn_t* f, tt_val_t v, tt_val_t pad0d, const int64_t* l
 tt_val_t tt_lt_concat(tt_shlo_fn_t* f, const tt_val_t* vals, int n, int dim);
 
 /* ---- reductions ------------------------------------------------------------------ */
-/* Elementwise "stablehlo.maximum" / "stablehlo.minimum" that propagates NaN
- * (XLA's CPU ops drop it; PyTorch keeps it). Other ops pass through. */
+/* "stablehlo.maximum" / "stablehlo.minimum" as compare+select, which
+ * propagates NaN everywhere (inside reduction bodies XLA CPU's max/min drop
+ * it; PyTorch keeps it). Other ops pass through to tt_l_binary. */
 tt_val_t tt_lt_minmax(tt_shlo_fn_t* f, const char* op, tt_val_t a, tt_val_t b);
 /* Reduces v over the dims of mask with a binary body op and a 0-d init value;
  * the result drops the reduced dims. mask 0 returns v. maximum / minimum

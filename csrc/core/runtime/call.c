@@ -160,6 +160,12 @@ static tt_status_t plan_call(plan_t* p) {
   for (int i = 0; i < c->nout; i++) {
     const tt_view_t* v = &c->outs[i];
     tt_storage_t* s = v->storage;
+    p->out_st[i] = -1;
+    if (!s) { /* an output the caller does not want (e.g. output_mask): computed, dropped */
+      KEY(p, (int32_t)-1);
+      key_view(p, v, false);
+      continue;
+    }
     if (s->device != c->device)
       return tt_status_make(TT_INVALID_ARGUMENT, "output on tpu:%d, op on tpu:%d", s->device, c->device);
     bool full = tt__view_is_full(v);
@@ -347,6 +353,7 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
       goto done;
     }
     int si = p->out_st[i];
+    if (si < 0) continue;
     if (p->out_full[i]) {
       int64_t n = tt_view_numel(&c->outs[i]);
       cur[si] = tt_l_reshape(b.f, tt_l_convert(b.f, outs[i], c->outs[i].dtype), 1, &n);
@@ -472,7 +479,8 @@ tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
   if (st && p->device_error && tt_runtime_mode() != TT_MODE_DEBUG) {
     /* Strict Eager is asynchronous: a device failure becomes the sticky state
      * of the op's outputs and is raised at the next sync, naming the op. */
-    for (int i = 0; i < call->nout; i++) tt__storage_fail(call->outs[i].storage, tt_status_clone(st));
+    for (int i = 0; i < call->nout; i++)
+      if (call->outs[i].storage) tt__storage_fail(call->outs[i].storage, tt_status_clone(st));
     tt_status_free(st);
     st = NULL;
   }

@@ -120,7 +120,8 @@ typedef struct tt_call {
   const tt_lower_entry_t* op;
   const tt_call_arg_t* args;
   int nargs;
-  const tt_view_t* outs;   /* where each output is written */
+  const tt_view_t* outs;   /* where each output is written; storage NULL: computed and
+                              dropped (its sizes/dtype still give the lowering's out type) */
   const tt_dtype_t* out_dtypes; /* dtype each output is computed in (= outs[i].dtype) */
   int nout;
   int device;

@@ -233,6 +233,7 @@ static double b_mish(double g, double x, const double* p) {
   double s = 1 / (1 + exp(-x)), t = tanh(log1p(exp(x)));
   return g * (t + x * s * (1 - t * t));
 }
+static double b_shrink(double g, double x, const double* p) { return x >= -p[0] && x <= p[0] ? 0 : g; }
 
 enum blayout { BL_PLAIN, BL_STR, BL_ELU, BL_LEAKY };
 static const struct {
@@ -256,6 +257,7 @@ static const struct {
     {"aten::hardswish_backward", b_hswish, BL_PLAIN, 0, {0}, NULL},
     {"aten::mish_backward", b_mish, BL_PLAIN, 0, {0}, NULL},
     {"aten::threshold_backward.grad_input", b_threshold, BL_PLAIN, 1, {0.5}, NULL},
+    {"aten::softshrink_backward", b_shrink, BL_PLAIN, 1, {0.7}, NULL},
 };
 
 static void test_backward(void) {
