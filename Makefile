@@ -11,7 +11,8 @@ LDLIBS  := -ldl -lpthread -lm
 
 CORE_SRC   := $(sort $(wildcard csrc/core/base/*.c csrc/core/pjrt/*.c csrc/core/shlo/*.c \
                 csrc/core/lower/*.c csrc/core/graph/*.c csrc/core/runtime/*.c))
-CORE_HDR   := $(wildcard csrc/core/*/*.h)
+CORE_HDR   := $(filter-out csrc/core/tests/%,$(wildcard csrc/core/*/*.h))
+TEST_HDR   := $(wildcard csrc/core/tests/*.h)
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC   := $(sort $(wildcard csrc/core/tests/test_*.c))
 TEST_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/tests/%)
@@ -39,7 +40,7 @@ $(BUILD)/libttcore.a: $(CORE_OBJ)
 	ar rcs $@ $^
 core: $(BUILD)/libttcore.a
 
-$(BUILD)/tests/%: csrc/core/tests/%.c csrc/core/tests/tt_test.h $(BUILD)/libttcore.a
+$(BUILD)/tests/%: csrc/core/tests/%.c $(TEST_HDR) $(BUILD)/libttcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/libttcore.a -o $@ $(LDLIBS)
 
@@ -48,7 +49,7 @@ $(BUILD)/asan/obj/%.o: %.c $(CORE_HDR)
 	$(CC) $(ASAN_FLAGS) -c $< -o $@
 $(BUILD)/asan/libttcore.a: $(ASAN_OBJ)
 	ar rcs $@ $^
-$(BUILD)/asan/%: csrc/core/tests/%.c csrc/core/tests/tt_test.h $(BUILD)/asan/libttcore.a
+$(BUILD)/asan/%: csrc/core/tests/%.c $(TEST_HDR) $(BUILD)/asan/libttcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_FLAGS) $< $(BUILD)/asan/libttcore.a -o $@ $(LDLIBS)
 

@@ -132,103 +132,6 @@ static inline th_arg_t lc_rng(const uint64_t* state) {
 }
 
 /* ---- running --------------------------------------------------------------------- */
-/* th_run (lower_harness.h) with one difference: an entry of kind TT_ARG_NONE
- * in a TENSORS list is a hole of a Tensor?[] (TT_SHLO_INVALID), not a
- * parameter. */
-static inline tt_status_t lc_th_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, int nargs,
-                                 const tt_type_t* out_types, int nout, void** out_data,
-                                 tt_sbuf_t* text) {
-  const tt_lower_entry_t* e = tt_lower_find(name);
-  if (!e) return tt_status_make(TT_NOT_FOUND, "no lowering named %s", name);
-  tt_shlo_fn_t* f = tt_shlo_fn_create();
-  tt_larg_t largs[64];
-  tt_val_t lists[64][32];
-  const void* host[256];
-  tt_type_t host_t[256];
-  int nhost = 0;
-  memset(largs, 0, sizeof(largs));
-  for (int i = 0; i < nargs; i++) {
-    const th_arg_t* a = &args[i];
-    tt_larg_t* l = &largs[i];
-    l->kind = a->kind;
-    l->tier = a->kind == TT_ARG_SCALAR ? TT_TIER_WRAPPED : a->tier;
-    switch (a->kind) {
-      case TT_ARG_TENSOR:
-      case TT_ARG_SCALAR:
-      case TT_ARG_RNG:
-        l->val = tt_shlo_param(f, &a->type);
-        host[nhost] = a->data;
-        host_t[nhost++] = a->type;
-        break;
-      case TT_ARG_TENSORS:
-      case TT_ARG_SCALARS:
-        for (int k = 0; k < a->n; k++) {
-          if (a->list[k].kind == TT_ARG_NONE) { /* Tensor?[] hole */
-            lists[i][k] = TT_SHLO_INVALID;
-            continue;
-          }
-          lists[i][k] = tt_shlo_param(f, &a->list[k].type);
-          host[nhost] = a->list[k].data;
-          host_t[nhost++] = a->list[k].type;
-        }
-        l->vals = lists[i];
-        l->n = a->n;
-        l->tier = a->n ? a->list[0].tier : TT_TIER_DIM;
-        break;
-      case TT_ARG_INTS:
-        l->ints = a->ints;
-        l->n = a->n;
-        break;
-      default:
-        l->i = a->i;
-        l->f = a->f;
-        l->str = a->str;
-        break;
-    }
-  }
-  tt_val_t outs[64];
-  tt_lctx_t c = {f, e, largs, nargs, out_types, nout, outs};
-  for (int i = 0; i < nout; i++) outs[i] = TT_SHLO_INVALID;
-  tt_status_t st = e->fn(&c);
-  tt_sbuf_t prog;
-  tt_sbuf_init(&prog);
-  if (!st) st = tt_shlo_fn_finish(f, outs, nout, &prog);
-  tt_shlo_fn_destroy(f);
-  if (text && prog.data) {
-    tt_sbuf_clear(text);
-    tt_sbuf_append(text, prog.data);
-  }
-  if (st) {
-    tt_sbuf_free(&prog);
-    return tt_status_annotate(st, "lowering %s", name);
-  }
-  tt_pjrt_exec_t* ex = NULL;
-  st = tt_pjrt_compile(p, prog.data, prog.len, &ex);
-  if (st) {
-    st = tt_status_annotate(st, "compiling %s:\n%s", name, prog.data);
-    tt_sbuf_free(&prog);
-    return st;
-  }
-  tt_sbuf_free(&prog);
-  tt_pjrt_buffer_t* in[256];
-  tt_pjrt_buffer_t* out[64];
-  int made = 0;
-  for (; made < nhost && !st; made++)
-    st = tt_pjrt_buffer_from_host(p, 0, host[made], &host_t[made], &in[made]);
-  if (st) made--;
-  if (!st) st = tt_pjrt_execute(p, ex, 0, in, (size_t)nhost, out, (size_t)nout);
-  if (!st) {
-    for (int i = 0; i < nout; i++) {
-      size_t nb = (size_t)tt_type_numel(&out_types[i]) * tt_dtype_size(out_types[i].dtype);
-      out_data[i] = malloc(nb ? nb : 1);
-      if (!st) st = tt_pjrt_buffer_to_host(p, out[i], out_data[i], nb);
-      tt_pjrt_buffer_destroy(p, out[i]);
-    }
-  }
-  for (int i = 0; i < made; i++) tt_pjrt_buffer_destroy(p, in[i]);
-  tt_pjrt_exec_destroy(p, ex);
-  return st;
-}
 
 #define LC_MAXOUT 4
 typedef struct lc_result {
@@ -247,7 +150,7 @@ static inline bool lc_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, 
   memset(r, 0, sizeof(*r));
   tt_sbuf_t text;
   tt_sbuf_init(&text);
-  tt_status_t st = lc_th_run(p, name, args, nargs, outs, nout, r->out, &text);
+  tt_status_t st = th_run(p, name, args, nargs, outs, nout, r->out, &text);
   r->nout = nout;
   if (st) {
     fprintf(stderr, "  %s: %s\n", name, tt_status_message(st));

@@ -54,6 +54,10 @@ static inline tt_status_t th_run(tt_pjrt_t* p, const char* name, const th_arg_t*
       case TT_ARG_TENSORS:
       case TT_ARG_SCALARS:
         for (int k = 0; k < a->n; k++) {
+          if (a->list[k].kind == TT_ARG_NONE) { /* a hole in a Tensor?[] */
+            lists[i][k] = TT_SHLO_INVALID;
+            continue;
+          }
           lists[i][k] = tt_shlo_param(f, &a->list[k].type);
           host[nhost] = a->list[k].data;
           host_t[nhost++] = a->list[k].type;
