@@ -208,36 +208,6 @@ tt_val_t tt_l_transpose(tt_shlo_fn_t* f, tt_val_t v, const int64_t* perm) {
   return r;
 }
 
-tt_val_t tt_l_reduce(tt_shlo_fn_t* f, tt_val_t v, const int64_t* dims, int ndims,
-                     const char* body_op, double init) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  if (!t) return TT_SHLO_INVALID;
-  tt_type_t in = *t;
-  tt_type_t st = tt_type_scalar(in.dtype);
-  tt_val_t initv = tt_shlo_const(f, &st, init);
-  tt_type_t rt = tt_type_scalar(in.dtype);
-  for (int i = 0; i < in.rank; i++) {
-    bool red = false;
-    for (int k = 0; k < ndims; k++)
-      if (dims[k] == i) red = true;
-    if (!red) rt.dims[rt.rank++] = in.dims[i];
-  }
-  tt_type_t bt[2] = {st, st};
-  tt_val_t ba[2];
-  tt_shlo_region_begin(f, bt, 2, ba);
-  tt_val_t r = tt_l_binary(f, body_op, ba[0], ba[1]);
-  char* region = tt_shlo_region_end(f, &r, 1);
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "dimensions = ");
-  tt_shlo_fmt_i64_array(&a, dims, ndims);
-  tt_val_t ops[2] = {v, initv};
-  tt_val_t out;
-  tt_shlo_op_multi(f, "stablehlo.reduce", ops, 2, &rt, 1, a.data, region, &out);
-  tt_sbuf_free(&a);
-  return out;
-}
-
 int64_t tt_l_wrap_dim(int64_t d, int rank) {
   int r = rank == 0 ? 1 : rank;
   return d < 0 ? d + r : d;

@@ -15,7 +15,7 @@ static const family_t k_families[] = {TT_LOWER_FAMILIES(TT_FAMILY)};
 #undef TT_FAMILY
 #define NFAMILIES ((int)(sizeof(k_families) / sizeof(k_families[0])))
 
-#define INDEX_BITS 12
+#define INDEX_BITS 13
 #define INDEX_SIZE (1 << INDEX_BITS)
 
 static const tt_lower_entry_t* g_index[INDEX_SIZE]; /* open addressing */

@@ -115,11 +115,7 @@ tt_val_t tt_l_compare(tt_shlo_fn_t* f, const char* dir, tt_val_t a, tt_val_t b);
 tt_val_t tt_l_select(tt_shlo_fn_t* f, tt_val_t pred, tt_val_t a, tt_val_t b);
 tt_val_t tt_l_reshape(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims);
 tt_val_t tt_l_transpose(tt_shlo_fn_t* f, tt_val_t v, const int64_t* perm);
-/* Reduce v over dims with a binary body op ("stablehlo.add", "stablehlo.maximum",
- * ...) and init value; result drops the reduced dims. */
-tt_val_t tt_l_reduce(tt_shlo_fn_t* f, tt_val_t v, const int64_t* dims, int ndims,
-                     const char* body_op, double init);
-/* Normalizes a possibly negative dim against rank (rank 0 counts as 1). */
+/* (reductions: tt_lt_reduce in lower_tensor_util.h, NaN-propagating max/min) */
 int64_t tt_l_wrap_dim(int64_t d, int rank);
 /* Sets the result i to v converted/reshaped to out_types[i] when only the
  * dtype or a unit-dim reshape differs; fails otherwise. */

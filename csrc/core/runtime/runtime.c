@@ -112,6 +112,19 @@ tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_vie
   return run_copy(rt, dst, src);
 }
 
+/* A dense row-major view of `like`'s shape and dtype at the start of s. */
+static tt_view_t dense_view(tt_storage_t* s, const tt_view_t* like) {
+  tt_view_t v = *like;
+  v.storage = s;
+  v.offset = 0;
+  int64_t st = 1;
+  for (int i = v.rank - 1; i >= 0; i--) {
+    v.strides[i] = st;
+    st *= v.sizes[i];
+  }
+  return v;
+}
+
 /* A fresh storage holding `host` as a dense 1-D buffer of the view's dtype. */
 static tt_status_t upload(tt_runtime_t* rt, int device, tt_dtype_t dt, int64_t numel,
                           const void* host, tt_storage_t** out) {
@@ -149,14 +162,7 @@ tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const voi
     tt_storage_release(tmp);
     return NULL;
   }
-  tt_view_t src = *dst;
-  src.storage = tmp;
-  src.offset = 0;
-  int64_t st = 1;
-  for (int i = src.rank - 1; i >= 0; i--) {
-    src.strides[i] = st;
-    st *= src.sizes[i];
-  }
+  tt_view_t src = dense_view(tmp, dst);
   tt_status_t s = run_copy(rt, dst, &src);
   tt_storage_release(tmp);
   return s;
@@ -186,14 +192,7 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   }
   if (!direct) {
     TT_RETURN_IF_ERROR(tt_storage_create(rt, s->device, nbytes, &tmp));
-    tt_view_t dst = *src;
-    dst.storage = tmp;
-    dst.offset = 0;
-    int64_t st = 1;
-    for (int i = dst.rank - 1; i >= 0; i--) {
-      dst.strides[i] = st;
-      st *= dst.sizes[i];
-    }
+    tt_view_t dst = dense_view(tmp, src);
     tt_status_t e = run_copy(rt, &dst, src);
     if (e) {
       tt_storage_release(tmp);
