@@ -38,8 +38,10 @@ void throw_status(tt_status_t st, const char* context) {
   std::string msg = tt_status_message(st);
   tt_code_t code = tt_status_code(st);
   tt_status_free(st);
-  if (context && *context) msg = std::string(context) + ": " + msg;
+  if (context && *context && msg.rfind(std::string(context) + ":", 0) != 0)
+    msg = std::string(context) + ": " + msg;
   if (code == TT_UNIMPLEMENTED) TORCH_CHECK_NOT_IMPLEMENTED(false, msg);
+  if (code == TT_OUT_OF_RANGE) TORCH_CHECK_INDEX(false, msg);
   if (code == TT_INVALID_ARGUMENT) TORCH_CHECK_VALUE(false, msg);
   TORCH_CHECK(false, msg);
 }

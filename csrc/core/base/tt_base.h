@@ -28,6 +28,7 @@ typedef enum tt_code {
   TT_INTERNAL = 5,
   TT_RESOURCE_EXHAUSTED = 6,
   TT_UNAVAILABLE = 7,
+  TT_OUT_OF_RANGE = 8, /* an index out of range (Python: IndexError) */
 } tt_code_t;
 
 typedef struct tt_status_s* tt_status_t;

@@ -3,7 +3,9 @@
  *
  * Out-of-range indices: PyTorch raises; XLA would clamp (gather) or drop
  * (scatter) silently. Every index here is wrapped (negative + size) and then
- * clamped into range (tt_lt_fix_index) until a device-side check exists. */
+ * clamped into range (tt_lt_fix_index), and a device-side check raises PyTorch's
+ * error at the next sync. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower_tensor_util.h"
@@ -40,12 +42,21 @@ static tt_status_t lower_index_select(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_lt_gather(f, c->args[0].val, idx, &rt, off, noff, d1, 1, d1, 1, 1, sizes));
 }
 
+/* gather / scatter indices: out of range raises a RuntimeError, as on CPU */
+static tt_val_t gather_index(tt_shlo_fn_t* f, tt_val_t idx, tt_type_t st, int dim) {
+  int64_t size = st.rank ? st.dims[dim] : 1;
+  char msg[128];
+  snprintf(msg, sizeof msg, "index is out of bounds for dimension %d with size %lld", dim,
+           (long long)size);
+  return tt_lt_fix_index_checked(f, idx, size, TT_INTERNAL, msg);
+}
+
 /* gather(self, dim, index, sparse_grad) */
 static tt_status_t lower_gather(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_type_t st = type_of(f, c->args[0].val);
   int dim = st.rank ? (int)tt_l_wrap_dim(c->args[1].i, st.rank) : 0;
-  tt_val_t idx = tt_lt_fix_index(f, c->args[2].val, st.rank ? st.dims[dim] : 1);
+  tt_val_t idx = gather_index(f, c->args[2].val, st, dim);
   return tt_l_set_out(c, 0, tt_lt_gather_dim(f, c->args[0].val, dim, idx));
 }
 
@@ -103,7 +114,7 @@ static tt_status_t lower_scatter(tt_lctx_t* c) {
   tt_dtype_t dt = st.dtype;
   int dim = st.rank ? (int)tt_l_wrap_dim(c->args[1].i, st.rank) : 0;
   tt_type_t it = type_of(f, c->args[2].val);
-  tt_val_t idx = tt_lt_fix_index(f, c->args[2].val, st.rank ? st.dims[dim] : 1);
+  tt_val_t idx = gather_index(f, c->args[2].val, st, dim);
   tt_val_t upd;
   if (kind == SC_VALUE || kind == SC_VALUE_REDUCE) {
     upd = tt_lt_splat(f, tt_lt_scalar(c, 3, dt), it.rank, it.dims);

@@ -317,6 +317,11 @@ tt_val_t tt_lt_scan(tt_shlo_fn_t* f, tt_val_t v, int dim, const char* body_op) {
 /* ---- gather / scatter ---------------------------------------------------------- */
 
 tt_val_t tt_lt_fix_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size) {
+  return tt_lt_fix_index_checked(f, idx, size, TT_OUT_OF_RANGE, "index out of range in self");
+}
+
+tt_val_t tt_lt_fix_index_checked(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
+                                 const char* message) {
   idx = tt_l_convert(f, idx, TT_I64);
   const tt_type_t* tp = tt_shlo_type(f, idx);
   if (!tp) return TT_SHLO_INVALID;
@@ -324,6 +329,16 @@ tt_val_t tt_lt_fix_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size) {
   tt_val_t zero = tt_shlo_const(f, &t, 0.0);
   tt_val_t sz = tt_shlo_const_i64(f, &t, size);
   tt_val_t neg = tt_l_compare(f, "LT", idx, zero);
+  /* device-side check (raised at the next sync, as PyTorch raises): any index
+   * outside [-size, size) */
+  tt_val_t bad = tt_l_binary(f, "stablehlo.or",
+                             tt_l_compare(f, "GE", idx, sz),
+                             tt_l_compare(f, "LT", idx, tt_shlo_const_i64(f, &t, -size)));
+  if (t.rank > 0) {
+    uint32_t all = (1u << t.rank) - 1u;
+    bad = tt_lt_reduce(f, bad, all, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+  }
+  tt_shlo_add_check(f, bad, code, message);
   idx = tt_l_select(f, neg, tt_l_binary(f, "stablehlo.add", idx, sz), idx);
   tt_val_t top = tt_shlo_const_i64(f, &t, size > 0 ? size - 1 : 0);
   idx = tt_l_binary(f, "stablehlo.maximum", idx, zero);

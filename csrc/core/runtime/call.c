@@ -42,6 +42,10 @@ typedef struct plan {
   tt_dtype_t res_dtype[MAX_OUT];
   int64_t res_numel[MAX_OUT];
   int nres;
+  /* device-side checks of a program built by this call (moved into its entry) */
+  int nchecks;
+  int check_codes[TT_MAX_CHECKS];
+  char* check_msgs[TT_MAX_CHECKS];
 } plan_t;
 
 static void key_put(plan_t* p, const void* data, size_t n) { tt_sbuf_appendn(&p->key, data, n); }
@@ -363,9 +367,24 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
                                outs[i]);
     }
   }
-  tt_val_t results[MAX_OUT];
+  tt_val_t results[MAX_OUT + TT_MAX_CHECKS];
   for (int r = 0; r < p->nres; r++) results[r] = cur[p->res_st[r]];
-  st = tt_shlo_fn_finish(b.f, results, p->nres, text);
+  int nchecks = tt_shlo_check_count(b.f);
+  if (nchecks > TT_MAX_CHECKS) {
+    st = tt_status_make(TT_UNIMPLEMENTED, "%s: too many device-side checks", c->op->name);
+    goto done;
+  }
+  for (int k = 0; k < nchecks; k++) {
+    results[p->nres + k] = tt_shlo_check_value(b.f, k);
+    p->check_codes[k] = tt_shlo_check_code(b.f, k);
+    p->check_msgs[k] = strdup(tt_shlo_check_message(b.f, k));
+    p->nchecks = k + 1;
+    if (!p->check_msgs[k]) {
+      st = tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
+      goto done;
+    }
+  }
+  st = tt_shlo_fn_finish(b.f, results, p->nres + nchecks, text);
 done:
   tt_shlo_fn_destroy(b.f);
   free(b.pool);
@@ -401,12 +420,14 @@ static plan_t* acquire_plan(tt_runtime_t* rt, const tt_call_t* call) {
   p->rt = rt;
   p->call = call;
   tt_sbuf_clear(&p->key);
-  p->nst = p->nextra = p->nocc = p->nres = 0;
+  p->nst = p->nextra = p->nocc = p->nres = p->nchecks = 0;
   p->device_error = false;
   return p;
 }
 
 static void release_plan(plan_t* p) {
+  for (int k = 0; k < p->nchecks; k++) free(p->check_msgs[k]);
+  p->nchecks = 0;
   for (int i = 0; i < p->nextra; i++)
     if (p->extra[i].owned) tt_pjrt_buffer_destroy(p->rt->pjrt, p->extra[i].buf);
   p->nextra = 0;
@@ -440,14 +461,21 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
       tt_pjrt_exec_destroy(rt->pjrt, ex);
       return st;
     }
+    e->nchecks = p->nchecks; /* the entry owns the messages from here on */
+    for (int k = 0; k < p->nchecks; k++) {
+      e->check_codes[k] = p->check_codes[k];
+      e->check_msgs[k] = p->check_msgs[k];
+    }
+    p->nchecks = 0;
   }
   size_t nargs = 0;
   tt_pjrt_buffer_t* args[MAX_ST + MAX_EXTRA];
   for (int i = 0; i < p->nst; i++)
     if (p->st_param[i]) args[nargs++] = p->st[i]->buf;
   for (int i = 0; i < p->nextra; i++) args[nargs++] = p->extra[i].buf;
-  tt_pjrt_buffer_t* outs[MAX_OUT];
-  tt_status_t xst = tt_pjrt_execute(rt->pjrt, e->exec, c->device, args, nargs, outs, (size_t)p->nres);
+  tt_pjrt_buffer_t* outs[MAX_OUT + TT_MAX_CHECKS];
+  tt_status_t xst = tt_pjrt_execute(rt->pjrt, e->exec, c->device, args, nargs, outs,
+                                    (size_t)(p->nres + e->nchecks));
   if (xst) {
     p->device_error = true;
     return tt_status_annotate(xst, "error in op %s", c->op->name);
@@ -463,6 +491,14 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
       if (st && !first) first = st;
       else tt_status_free(st);
     }
+  }
+  if (e->nchecks) {
+    tt_status_t st = tt__checks_push(rt, e, outs + p->nres, c->op->name);
+    /* Debug Eager raises at the op; Strict at the next sync (or when too many
+     * checks are pending, to bound their memory). */
+    if (!st && (debug || rt->nchecks > 4096)) st = tt__checks_drain(rt);
+    if (st && !first) first = st;
+    else tt_status_free(st);
   }
   return first;
 }

@@ -7,6 +7,15 @@
 #include "tt_runtime.h"
 
 #define TT_MAX_DEVICES 64
+#define TT_MAX_CHECKS 32 /* device-side checks per program (tt_shlo_add_check) */
+
+/* A device-side check result not read yet: a 0-d bool buffer. */
+typedef struct tt_pending_check {
+  tt_pjrt_buffer_t* buf; /* owned */
+  int code;
+  const char* message;   /* borrowed from the cache entry (entries live until close) */
+  const char* op;        /* static op name */
+} tt_pending_check_t;
 
 struct tt_storage {
   tt_runtime_t* rt;           /* borrowed */
@@ -28,7 +37,10 @@ typedef struct tt_cache_entry {
   unsigned char* key;         /* owned */
   size_t key_len;
   tt_pjrt_exec_t* exec;       /* owned */
-  int nresults;
+  int nresults;               /* storage results; the checks follow them */
+  int nchecks;
+  int check_codes[TT_MAX_CHECKS];
+  char* check_msgs[TT_MAX_CHECKS]; /* owned */
   double compile_seconds;
 } tt_cache_entry_t;
 
@@ -61,6 +73,8 @@ struct tt_runtime {
   tt_device_stats_t dev[TT_MAX_DEVICES];
   tt_exec_cache_t cache;
   tt_scalar_slot_t scalars[TT_SCALAR_CACHE];
+  tt_pending_check_t* checks; /* pending device-side checks */
+  size_t nchecks, capchecks;
   int64_t cache_hits, cache_misses, executions;
   uint64_t call_serial;       /* counts op calls (scalar-cache pinning) */
   double compile_seconds;
@@ -83,6 +97,12 @@ tt_cache_entry_t* tt__cache_find(tt_exec_cache_t* c, const void* key, size_t len
 tt_status_t tt__cache_insert(tt_exec_cache_t* c, const void* key, size_t len, uint64_t h,
                              tt_pjrt_exec_t* exec, int nresults, double secs,
                              tt_cache_entry_t** out);
+
+/* checks (rt->mu held): queue the check buffers of one execution; read every
+ * pending check and return the first failure (naming its op). */
+tt_status_t tt__checks_push(tt_runtime_t* rt, tt_cache_entry_t* e, tt_pjrt_buffer_t** bufs,
+                            const char* op);
+tt_status_t tt__checks_drain(tt_runtime_t* rt);
 void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p);
 
 /* view_program.c: reading and writing views inside a program */

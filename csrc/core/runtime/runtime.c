@@ -35,6 +35,8 @@ tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_ru
 
 void tt_runtime_close(tt_runtime_t* rt) {
   if (!rt) return;
+  tt_status_free(tt__checks_drain(rt));
+  free(rt->checks);
   tt__cache_clear(&rt->cache, rt->pjrt);
   for (int i = 0; i < TT_SCALAR_CACHE; i++) tt_pjrt_buffer_destroy(rt->pjrt, rt->scalars[i].buf);
   tt_pjrt_close(rt->pjrt);
@@ -50,8 +52,8 @@ int tt_runtime_device_count(tt_runtime_t* rt) {
 }
 
 tt_status_t tt_runtime_synchronize(tt_runtime_t* rt, int device) {
-  tt_status_t first = NULL;
   pthread_mutex_lock(&rt->mu);
+  tt_status_t first = tt__checks_drain(rt);
   for (tt_storage_t* s = rt->live.next; s != &rt->live; s = s->next) {
     if (device >= 0 && s->device != device) continue;
     if (!s->pending) continue;
@@ -177,7 +179,8 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   pthread_mutex_lock(&rt->mu);
   /* a host read waits anyway: wait on the source first so that an error of
    * asynchronous work names the op that failed, not the copy */
-  tt_status_t pre = tt__storage_await(s);
+  tt_status_t pre = tt__checks_drain(rt);
+  if (!pre) pre = tt__storage_await(s);
   if (pre) {
     pthread_mutex_unlock(&rt->mu);
     return pre;

@@ -8,6 +8,7 @@
 #include "tt_shlo.h"
 
 #define MAX_REGION_DEPTH 8
+#define TT_SHLO_MAX_CHECKS 32
 
 typedef struct value {
   tt_type_t type;
@@ -23,6 +24,12 @@ struct tt_shlo_fn {
   tt_sbuf_t text[MAX_REGION_DEPTH + 1]; /* [0] = body of @main */
   int depth;
   char* error; /* first failure */
+  struct {
+    tt_val_t val;
+    int code;
+    char* message; /* owned */
+  } checks[TT_SHLO_MAX_CHECKS];
+  int nchecks;
 };
 
 tt_shlo_fn_t* tt_shlo_fn_create(void) {
@@ -38,9 +45,36 @@ void tt_shlo_fn_destroy(tt_shlo_fn_t* f) {
   free(f->vals);
   tt_sbuf_free(&f->params);
   for (int i = 0; i <= MAX_REGION_DEPTH; i++) tt_sbuf_free(&f->text[i]);
+  for (int i = 0; i < f->nchecks; i++) free(f->checks[i].message);
   free(f->error);
   free(f);
 }
+
+void tt_shlo_add_check(tt_shlo_fn_t* f, tt_val_t failed, int code, const char* message) {
+  if (f->error) return;
+  const tt_type_t* t = tt_shlo_type(f, failed);
+  if (!t || t->rank != 0 || t->dtype != TT_BOOL) {
+    tt_shlo_fail(f, "a check must be a 0-d i1 value");
+    return;
+  }
+  if (f->nchecks == TT_SHLO_MAX_CHECKS) {
+    tt_shlo_fail(f, "too many checks in one program");
+    return;
+  }
+  char* m = strdup(message ? message : "check failed");
+  if (!m) {
+    tt_shlo_fail(f, "out of memory");
+    return;
+  }
+  f->checks[f->nchecks].val = failed;
+  f->checks[f->nchecks].code = code;
+  f->checks[f->nchecks++].message = m;
+}
+
+int tt_shlo_check_count(const tt_shlo_fn_t* f) { return f->nchecks; }
+tt_val_t tt_shlo_check_value(const tt_shlo_fn_t* f, int i) { return f->checks[i].val; }
+int tt_shlo_check_code(const tt_shlo_fn_t* f, int i) { return f->checks[i].code; }
+const char* tt_shlo_check_message(const tt_shlo_fn_t* f, int i) { return f->checks[i].message; }
 
 void tt_shlo_fail(tt_shlo_fn_t* f, const char* fmt, ...) {
   if (f->error) return;

@@ -63,6 +63,15 @@ tt_val_t tt_shlo_const_i64(tt_shlo_fn_t* f, const tt_type_t* type, int64_t v);
 /* A dense 1-D i64 constant (e.g. indices). */
 tt_val_t tt_shlo_const_i64s(tt_shlo_fn_t* f, const int64_t* vals, int n);
 
+/* Program assertions. `failed` is a 0-d i1 value that is true when the check
+ * fails; the runtime returns it as an extra result and raises `message` (with
+ * `code`, a tt_code_t) at the next sync when it is true. `message` is copied. */
+void tt_shlo_add_check(tt_shlo_fn_t* f, tt_val_t failed, int code, const char* message);
+int tt_shlo_check_count(const tt_shlo_fn_t* f);
+tt_val_t tt_shlo_check_value(const tt_shlo_fn_t* f, int i);
+int tt_shlo_check_code(const tt_shlo_fn_t* f, int i);
+const char* tt_shlo_check_message(const tt_shlo_fn_t* f, int i); /* borrowed */
+
 /* Finishes @main returning `results` and writes the whole module into out.
  * Returns the builder's failure, if any. */
 tt_status_t tt_shlo_fn_finish(tt_shlo_fn_t* f, const tt_val_t* results, int nres, tt_sbuf_t* out);
