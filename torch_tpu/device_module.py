@@ -230,3 +230,12 @@ def stream(s):
 def _is_in_bad_fork():
     """No fork-unsafe state is held before the first device use."""
     return False
+
+
+def get_amp_supported_dtype():
+    """Dtypes torch.autocast("tpu", dtype=...) accepts."""
+    return [torch.bfloat16, torch.float16]
+
+
+def is_bf16_supported(including_emulation=True):
+    return True

@@ -200,6 +200,9 @@ static tt_status_t plan_call(plan_t* p) {
     if (full) {
       p->res_dtype[r] = v->dtype;
       p->res_numel[r] = tt_view_numel(v);
+    } else if (fresh && tt__write_retypes(s->buf_dtype, v->dtype)) {
+      p->res_dtype[r] = v->dtype; /* the buffer is rewritten in the view's dtype */
+      p->res_numel[r] = (int64_t)(s->nbytes / tt_dtype_size(v->dtype));
     } else if (fresh) { /* written into the base buffer: keeps its type */
       p->res_dtype[r] = s->buf_dtype;
       p->res_numel[r] = s->buf_numel;

@@ -108,6 +108,9 @@ void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p);
 /* view_program.c: reading and writing views inside a program */
 bool tt__view_is_contiguous(const tt_view_t* v);
 bool tt__view_is_full(const tt_view_t* v); /* contiguous, offset 0, covers all bytes */
+/* A partial write through a view whose element size differs from the buffer's
+ * turns the whole buffer into the view's dtype. */
+bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype);
 /* offset_param: a 0-d i64 value holding the offset, or TT_SHLO_INVALID for the
  * static v->offset. base: 1-D value of the storage's buffer. */
 tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param);

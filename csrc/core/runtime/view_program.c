@@ -43,22 +43,46 @@ static tt_val_t slice1(tt_shlo_fn_t* f, tt_val_t b, int64_t start, int64_t limit
                      (long long)start, (long long)limit);
 }
 
-/* The view's dtype over the base's bits (same element size only). */
+/* The base's bytes reinterpreted as `dt` (a 1-D value, as a PyTorch storage
+ * read through another dtype). Bools are bytes 0/1: they go through u8. */
 static tt_val_t as_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
   const tt_type_t* t = tt_shlo_type(f, base);
   if (!t) return TT_SHLO_INVALID;
   if (t->dtype == dt) return base;
-  if (tt_dtype_size(t->dtype) != tt_dtype_size(dt) || dt == TT_BOOL || t->dtype == TT_BOOL) {
-    if ((dt == TT_BOOL && t->dtype == TT_U8) || (dt == TT_U8 && t->dtype == TT_BOOL) ||
-        (dt == TT_BOOL && t->dtype == TT_I8) || (dt == TT_I8 && t->dtype == TT_BOOL))
-      return tt_l_convert(f, base, dt); /* bytes 0/1 */
-    tt_shlo_fail(f, "reading %s storage as %s is not supported on the tpu device yet",
-                 tt_dtype_name(t->dtype), tt_dtype_name(dt));
-    return TT_SHLO_INVALID;
+  if (t->dtype == TT_BOOL) base = tt_l_convert(f, base, TT_U8);
+  tt_dtype_t want = dt == TT_BOOL ? TT_U8 : dt;
+  t = tt_shlo_type(f, base);
+  tt_dtype_t src = t->dtype;
+  int64_t n = t->dims[0];
+  size_t ss = tt_dtype_size(src), ws = tt_dtype_size(want);
+  if (src != want) {
+    if (ss == ws) {
+      tt_type_t rt = vec_type(want, n);
+      base = tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
+    } else if (ss > ws) { /* [n] wide -> [n, r] narrow -> [n*r] */
+      int64_t r = (int64_t)(ss / ws), d2[2] = {n, r};
+      tt_type_t rt = tt_type_make(want, 2, d2);
+      base = tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
+      int64_t m = n * r;
+      base = tt_l_reshape(f, base, 1, &m);
+    } else { /* [n] narrow -> [n/r, r] -> [n/r] wide */
+      int64_t r = (int64_t)(ws / ss);
+      if (n % r) {
+        tt_shlo_fail(f, "reading %lld bytes as %s: not a whole number of elements",
+                     (long long)(n * (int64_t)ss), tt_dtype_name(dt));
+        return TT_SHLO_INVALID;
+      }
+      int64_t d2[2] = {n / r, r};
+      base = tt_l_reshape(f, base, 2, d2);
+      tt_type_t rt = vec_type(want, n / r);
+      base = tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
+    }
   }
-  tt_type_t rt = *t;
-  rt.dtype = dt;
-  return tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
+  return dt == TT_BOOL ? tt_l_convert(f, base, TT_BOOL) : base;
+}
+
+bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
+  return tt_dtype_size(buf_dtype) != tt_dtype_size(view_dtype);
 }
 
 /* i64 tensor of the view's shape: offset + sum_i iota_i * stride_i. */
@@ -229,8 +253,23 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
   const tt_type_t* bt = tt_shlo_type(f, base);
   if (!bt) return TT_SHLO_INVALID;
   tt_dtype_t bdt = bt->dtype;
+  if (tt__write_retypes(bdt, v->dtype)) {
+    /* a write through a view of another element size: the storage's buffer
+     * becomes the view's dtype (the plan expects that) */
+    base = as_dtype(f, base, v->dtype);
+    if (base == TT_SHLO_INVALID) return base;
+    bt = tt_shlo_type(f, base);
+    bdt = v->dtype;
+  }
   value = tt_l_convert(f, value, v->dtype);
-  value = as_dtype(f, value, bdt);
+  if (bdt != v->dtype) { /* same size: the value's bits in the base's dtype */
+    if (bdt == TT_BOOL || v->dtype == TT_BOOL) value = tt_l_convert(f, value, bdt);
+    else {
+      tt_type_t rt = *tt_shlo_type(f, value);
+      rt.dtype = bdt;
+      value = tt_shlo_op(f, "stablehlo.bitcast_convert", &value, 1, &rt, NULL);
+    }
+  }
   if (value == TT_SHLO_INVALID) return value;
   int64_t numel = tt_view_numel(v);
   if (numel == 0) return base;
