@@ -22,6 +22,8 @@ struct OpInfo {
   std::string name;                 // "aten::add.Tensor"
   const tt_lower_entry_t* entry;    // NULL: no lowering
   bool host_op;                     // data-dependent output size: runs on the host
+  bool bn_stats;                    // native_batch_norm: updates running stats in place
+  bool host_unless_output_size;     // data-dependent size unless output_size is given
 };
 
 // Ops whose output size depends on the data: they sync and run on the host.
@@ -39,7 +41,8 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
   if (it != cache.end()) return it->second;
   const auto& on = op.schema().operator_name();
   std::string name = on.name + (on.overload_name.empty() ? "" : "." + on.overload_name);
-  OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0};
+  OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0,
+              on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave"};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -411,6 +414,14 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const O
 void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
   const OpInfo& info = op_info(op);
   if (info.host_op) return run_on_cpu(op, stack, info, false);
+  if (info.host_unless_output_size) {
+    // repeat_interleave(Tensor repeats): the output size depends on the data
+    // unless the caller gives it
+    const auto& sargs = op.schema().arguments();
+    for (size_t i = 0; i < sargs.size(); i++)
+      if (sargs[i].name() == "output_size" && (*stack)[stack->size() - sargs.size() + i].isNone())
+        return run_on_cpu(op, stack, info, false);
+  }
   if (!info.entry || !info.entry->fn) {
     if (cpu_fallback_enabled()) return run_on_cpu(op, stack, info, true);
     unsupported(info);
@@ -437,8 +448,34 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   bool mutates = false;
   for (size_t i = 0; i < nargs; i++) {
     const auto* ai = schema.arguments()[i].alias_info();
+    if (ai && ai->isWrite()) mutates = true;
+  }
+  // Returns that alias no argument are new tensors; they come first among the
+  // outputs (also for ops that mutate arguments too, e.g. the running stats of
+  // _native_batch_norm_legit), the mutated arguments follow.
+  auto dev = c10::Device(c10::DeviceType::PrivateUse1, mm.device);
+  std::vector<c10::IValue> new_returns;
+  for (size_t r = 0; r < schema.returns().size() && r < mr.rets.size(); r++) {
+    if (schema.returns()[r].alias_info()) {
+      new_returns.emplace_back();
+      continue;
+    }
+    const auto& [is_list, tms] = mr.rets[r];
+    std::vector<at::Tensor> ts;
+    for (const auto& tm : tms) {
+      if (tm.defined)
+        ts.push_back(at::empty_strided(tm.sizes, tm.strides, at::TensorOptions().dtype(tm.dtype).device(dev)));
+      else
+        ts.emplace_back();
+      outs.push_back(ts.back());
+    }
+    if (is_list) new_returns.emplace_back(c10::List<at::Tensor>(ts));
+    else if (ts.size() == 1) new_returns.emplace_back(ts[0]);
+    else new_returns.emplace_back();
+  }
+  for (size_t i = 0; i < nargs; i++) {
+    const auto* ai = schema.arguments()[i].alias_info();
     if (!ai || !ai->isWrite()) continue;
-    mutates = true;
     is_out[i] = schema.arguments()[i].is_out();
     std::vector<at::Tensor> real;
     flatten_tensors(args[i], real);
@@ -451,22 +488,13 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
       outs.push_back(real[k]);
     }
   }
-  std::vector<c10::IValue> new_returns;
-  if (!mutates) {
-    auto dev = c10::Device(c10::DeviceType::PrivateUse1, mm.device);
-    for (const auto& [is_list, tms] : mr.rets) {
-      std::vector<at::Tensor> ts;
-      for (const auto& tm : tms) {
-        if (tm.defined)
-          ts.push_back(at::empty_strided(tm.sizes, tm.strides, at::TensorOptions().dtype(tm.dtype).device(dev)));
-        else
-          ts.emplace_back();
-        outs.push_back(ts.back());
-      }
-      if (is_list) new_returns.emplace_back(c10::List<at::Tensor>(ts));
-      else if (ts.size() == 1) new_returns.emplace_back(ts[0]);
-      else new_returns.emplace_back();
-    }
+  // native_batch_norm updates running_mean / running_var (args 3, 4) when
+  // training (arg 5) although its schema does not say so: they are passed as
+  // two extra outputs after the others.
+  if (info.bn_stats && args[5].isBool() && args[5].toBool() && args[3].isTensor() && args[4].isTensor() &&
+      is_tpu(args[3].toTensor()) && is_tpu(args[4].toTensor())) {
+    outs.push_back(args[3].toTensor());
+    outs.push_back(args[4].toTensor());
   }
 
   // 3. the call
@@ -514,9 +542,12 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     return;
   }
   std::vector<c10::IValue> rets;
-  for (const auto& ret : schema.returns()) {
-    const auto* ra = ret.alias_info();
-    TORCH_CHECK(ra, info.name, ": a mutating op with a fresh return is not supported yet");
+  for (size_t r = 0; r < schema.returns().size(); r++) {
+    const auto* ra = schema.returns()[r].alias_info();
+    if (!ra) {
+      rets.push_back(new_returns[r]);
+      continue;
+    }
     bool found = false;
     for (size_t i = 0; i < nargs && !found; i++) {
       const auto* ai = schema.arguments()[i].alias_info();

@@ -14,7 +14,14 @@
   X(reduce)                  \
   X(nn)                      \
   X(index)                   \
-  X(create)
+  X(create)                  \
+  X(conv)                    \
+  X(pool)                    \
+  X(norm)                    \
+  X(loss)                    \
+  X(sort)                    \
+  X(shape)                   \
+  X(resample)
 
 #define TT_DECLARE_FAMILY(name)                   \
   extern const tt_lower_entry_t tt_lower_##name[]; \
