@@ -20,7 +20,7 @@ ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
 ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
 ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all venv core bridge demo test test-c test-py test-asan bench clean ops-report
+.PHONY: all venv core bridge demo test test-c test-py test-asan bench opinfo clean ops-report
 
 all: bridge
 
@@ -97,6 +97,10 @@ test: test-c test-py
 bench: bridge
 	$(PY) -m pip install -q matplotlib
 	$(PY) bench/bench_ops.py
+
+# The OpInfo conformance sweep (10-20 min on 2 cores): tests/opinfo/report.json, docs/op_coverage.md.
+opinfo: bridge
+	$(PY) -m tests.opinfo.run --full
 
 ops-report: bridge
 	$(PY) -m torch_tpu.ops_report --readme

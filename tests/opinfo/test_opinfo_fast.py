@@ -1,0 +1,96 @@
+"""The fast OpInfo subset (part of `make test`): common ops that pass the full
+sweep today, float32 forward on their first 3 OpInfo samples, and float32
+backward for a smaller set. A regression test of what works: every case must
+compare at least one sample's values (random ops are not on these lists).
+
+The full sweep is `make opinfo` (tests/opinfo/run.py); an op that fails there
+must not be added here until it passes.
+"""
+import copy
+
+import pytest
+
+from . import harness
+
+FORWARD = [
+    # elementwise
+    "add", "sub", "mul", "div.no_rounding_mode", "neg", "abs", "exp", "log", "sqrt",
+    "rsqrt", "sin", "cos", "tanh", "sigmoid", "pow", "maximum", "minimum", "clamp",
+    "where", "eq", "lt", "ne", "reciprocal", "floor", "nn.functional.relu",
+    "nn.functional.gelu", "nn.functional.silu", "logical_not", "masked_fill",
+    # reductions
+    "sum", "mean", "amax", "amin", "max.reduction_with_dim", "argmax", "prod", "var",
+    "cumsum", "logsumexp",
+    # matmul, softmax
+    "mm", "bmm", "matmul", "addmm", "nn.functional.linear", "softmax", "log_softmax",
+    # indexing
+    "index_select", "gather", "take_along_dim",
+    # joins, views, copies
+    "cat", "stack", "view", "reshape", "permute", "transpose", "t", "unsqueeze",
+    "squeeze", "expand", "flatten", "split", "chunk", "flip", "clone", "contiguous",
+    "zeros_like", "full_like",
+]
+
+BACKWARD = [
+    "add", "mul", "div.no_rounding_mode", "exp", "tanh", "sigmoid", "nn.functional.relu",
+    "nn.functional.gelu", "sum", "mean", "amax", "mm", "matmul", "nn.functional.linear",
+    "softmax", "log_softmax", "index_select", "cat", "permute", "expand",
+]
+
+SAMPLES = 3
+
+_OPS = {harness.op_key(op): op for op in harness.load_op_db()}
+
+
+def _explain(rec):
+    if rec.get("mismatch"):
+        return f"MISMATCH {rec['mismatch']['message']}"
+    return f"{rec['status']}: {rec.get('errors')}"
+
+
+def _check(name, variant):
+    rec = harness.run_variant(_OPS[name], "float32", variant, max_samples=SAMPLES)
+    assert rec["status"] == "pass", _explain(rec)
+    assert rec["passed"] >= 1 and rec["passed"] > rec["meta_only"], \
+        f"no sample's values were compared: {rec}"
+
+
+@pytest.mark.parametrize("name", FORWARD)
+def test_forward_float32(name):
+    _check(name, "fwd")
+
+
+@pytest.mark.parametrize("name", BACKWARD)
+def test_backward_float32(name):
+    _check(name, "bwd")
+
+
+# ---- the harness itself: it must see wrong answers, missing ops, CPU failures ----
+
+def _fake(fn):
+    op = copy.copy(_OPS["neg"])
+    op.op = fn
+    return op
+
+
+def test_harness_reports_a_wrong_answer():
+    rec = harness.run_variant(_fake(lambda x: x + 1 if x.device.type == "tpu" else x),
+                              "float32", "fwd", max_samples=1)
+    assert rec["status"] == "fail" and rec["mismatch"]["verdict"] == "wrong"
+    assert rec["mismatch"]["max_abs"] == pytest.approx(1.0)
+
+
+def test_harness_reports_a_missing_op():
+    def fn(x):
+        if x.device.type == "tpu":
+            raise NotImplementedError("aten::fake_op is not supported on the tpu device yet.")
+        return x
+    rec = harness.run_variant(_fake(fn), "float32", "fwd", max_samples=1)
+    assert rec["status"] == "error" and rec["missing"] == ["aten::fake_op"]
+
+
+def test_harness_excludes_cpu_failures():
+    def fn(x):
+        raise RuntimeError("the CPU reference fails")
+    rec = harness.run_variant(_fake(fn), "float32", "fwd", max_samples=1)
+    assert rec["status"] == "cpu-ref-fails" and rec["samples"] == 0
