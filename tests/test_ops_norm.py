@@ -282,3 +282,22 @@ def test_train_embedding_bag(mode):
     ld = run(md, lambda t: t.to(dev))
     torch.testing.assert_close(torch.tensor(ld), torch.tensor(lc), rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(md.bag.weight.detach().cpu(), mc.bag.weight.detach(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("training", [True, False])
+def test_saved_statistics_match_cpu_metadata(dtype, training):
+    """CPU keeps half-type saved stats in the input dtype and saves none in eval mode (meta says otherwise)."""
+    x = torch.randn(2, 3, 4, dtype=dtype)
+    w, b = torch.ones(3, dtype=dtype), torch.zeros(3, dtype=dtype)
+    rm, rv = torch.zeros(3, dtype=dtype), torch.ones(3, dtype=dtype)
+    ref = torch.ops.aten.native_batch_norm(x, w, b, rm.clone(), rv.clone(), training, 0.1, 1e-5)
+    got = torch.ops.aten.native_batch_norm(*(t.to("tpu") for t in (x, w, b, rm, rv)), training, 0.1, 1e-5)
+    for r, g in zip(ref, got):
+        assert g.shape == r.shape and g.dtype == r.dtype
+        torch.testing.assert_close(g.cpu(), r, rtol=2e-2, atol=2e-2)
+    ref = torch.ops.aten.native_layer_norm(x, [4], None, None, 1e-5)
+    got = torch.ops.aten.native_layer_norm(x.to("tpu"), [4], None, None, 1e-5)
+    for r, g in zip(ref, got):
+        assert g.shape == r.shape and g.dtype == r.dtype
+        torch.testing.assert_close(g.cpu(), r, rtol=2e-2, atol=2e-2)

@@ -218,6 +218,27 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   return r;
 }
 
+// Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, take
+// CPU's (tpu follows CPU): the saved statistics of batch/layer norm keep the
+// input's dtype for half types, and eval-mode batch norm saves none.
+void match_cpu_metadata(const std::string& name, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  bool bn = name == "aten::native_batch_norm", ln = name == "aten::native_layer_norm";
+  if ((!bn && !ln) || r.rets.size() != 3 || !args[0].isTensor()) return;
+  at::ScalarType in = args[0].toTensor().scalar_type();
+  bool half = in == at::kHalf || in == at::kBFloat16;
+  bool eval = bn && args[5].isBool() && !args[5].toBool();
+  for (size_t k = 1; k < 3; k++) {
+    for (auto& tm : r.rets[k].second) {
+      if (!tm.defined) continue;
+      if (half) tm.dtype = in;
+      if (eval) {
+        tm.sizes = {0};
+        tm.strides = {1};
+      }
+    }
+  }
+}
+
 const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
                               c10::ArrayRef<c10::IValue> args) {
   static std::mutex mu;
@@ -234,6 +255,7 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
     if (it != cache.end()) return it->second;
   }
   MetaResult r = run_meta(op, args);  // throws PyTorch's errors for bad input
+  match_cpu_metadata(on.name, args, r);
   std::lock_guard<std::mutex> lk(mu);
   return cache.emplace(std::move(key), std::move(r)).first->second;
 }

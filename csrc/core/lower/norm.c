@@ -129,8 +129,10 @@ static tt_status_t lower_batch_norm(tt_lctx_t* c) {
     if (tt_lt_has(c, 2)) beta = ADD(tt_l_convert(f, c->args[2].val, acc), beta);
     tt_val_t y = ADD(MUL(x, tt_lt_expand(f, alpha, &xt, red)), tt_lt_expand(f, beta, &xt, red));
     TT_RETURN_IF_ERROR(tt_l_set_out(c, s.y, y));
-    TT_RETURN_IF_ERROR(tt_l_set_out(c, s.mean, mean));
-    TT_RETURN_IF_ERROR(tt_l_set_out(c, s.invstd, invstd));
+    /* eval mode on CPU saves no statistics: 0-element outputs */
+    bool none = s.mean < c->nout && tt_type_numel(&c->out_types[s.mean]) == 0;
+    TT_RETURN_IF_ERROR(none ? set_zero(c, s.mean) : tt_l_set_out(c, s.mean, mean));
+    TT_RETURN_IF_ERROR(none ? set_zero(c, s.invstd) : tt_l_set_out(c, s.invstd, invstd));
     if (s.reserve >= 0) TT_RETURN_IF_ERROR(set_zero(c, s.reserve));
   }
   if (s.rm >= 0) {
