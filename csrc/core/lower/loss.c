@@ -32,18 +32,6 @@ static tt_val_t cst(tt_shlo_fn_t* f, tt_val_t like, double v) {
   return tt_shlo_const(f, &t, v);
 }
 
-static tt_type_t bcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_t dt) {
-  const tt_type_t* big = a->rank >= b->rank ? a : b;
-  tt_type_t r = *big;
-  r.dtype = dt;
-  for (int i = 0; i < r.rank; i++) {
-    int ia = i - (r.rank - a->rank), ib = i - (r.rank - b->rank);
-    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-    r.dims[i] = da == 1 ? db : da;
-  }
-  return r;
-}
-
 /* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) */
 static tt_val_t log_sigmoid(tt_shlo_fn_t* f, tt_val_t x) {
   tt_val_t e = tt_l_unary(f, "stablehlo.exponential", NEG(ABS(x)));
@@ -138,7 +126,7 @@ static tt_status_t lower_loss(tt_lctx_t* c) {
   loss_args_t a = fwd_args(c->op->param);
   tt_dtype_t acc = tt_l_opmath(c->out_types[0].dtype);
   tt_type_t s = type_of(f, c->args[0].val), t = type_of(f, c->args[1].val);
-  tt_type_t bt = bcast_type(&s, &t, acc);
+  tt_type_t bt = tt_lt_broadcast_type(&s, &t, acc);
   double p = a.param >= 0 ? c->args[a.param].f : 0.0;
   tt_val_t l = pointwise(c, 0, &bt, p, a.weight, a.pos_weight);
   int64_t red = c->args[a.reduction].i;

@@ -479,3 +479,15 @@ tt_val_t tt_lt_uniform01(tt_shlo_fn_t* f, tt_val_t state, tt_dtype_t out_dt, int
   tt_type_t ct = tt_type_make(cdt, rank, dims);
   return tt_l_binary(f, "stablehlo.multiply", u, tt_shlo_const(f, &ct, ldexp(1.0, -mant)));
 }
+
+tt_type_t tt_lt_broadcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_t dt) {
+  const tt_type_t* big = a->rank >= b->rank ? a : b;
+  tt_type_t r = *big;
+  r.dtype = dt;
+  for (int i = 0; i < r.rank; i++) {
+    int ia = i - (r.rank - a->rank), ib = i - (r.rank - b->rank);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    r.dims[i] = da == 1 ? db : da;
+  }
+  return r;
+}

@@ -70,6 +70,8 @@ tt_val_t tt_lt_scan(tt_shlo_fn_t* f, tt_val_t v, int dim, const char* body_op);
  * PyTorch raises for out-of-range indices; XLA would clamp (gather) or drop
  * (scatter) silently. We clamp explicitly until a device-side check exists. */
 tt_val_t tt_lt_fix_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size);
+/* The NumPy-broadcast shape of a and b, with dtype dt. */
+tt_type_t tt_lt_broadcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_t dt);
 /* The same with the error a failed check raises (code: a tt_code_t). */
 tt_val_t tt_lt_fix_index_checked(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
                                  const char* message);

@@ -239,24 +239,12 @@ static tt_status_t lower_dropout_bwd(tt_lctx_t* c) {
 
 /* ---- mse_loss ---------------------------------------------------------------------- */
 
-static tt_type_t bcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_t dt) {
-  const tt_type_t* big = a->rank >= b->rank ? a : b;
-  tt_type_t r = *big;
-  r.dtype = dt;
-  for (int i = 0; i < r.rank; i++) {
-    int ia = i - (r.rank - a->rank), ib = i - (r.rank - b->rank);
-    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-    r.dims[i] = da == 1 ? db : da;
-  }
-  return r;
-}
-
 /* mse_loss(self, target, reduction) */
 static tt_status_t lower_mse(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_dtype_t acc = tt_l_opmath(c->out_types[0].dtype);
   tt_type_t a = type_of(f, c->args[0].val), b = type_of(f, c->args[1].val);
-  tt_type_t bt = bcast_type(&a, &b, acc);
+  tt_type_t bt = tt_lt_broadcast_type(&a, &b, acc);
   tt_val_t d = SUB(tt_l_arg_as(c, 0, acc, &bt), tt_l_arg_as(c, 1, acc, &bt));
   tt_val_t sq = MUL(d, d);
   int64_t red = c->args[2].i;
