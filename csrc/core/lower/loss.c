@@ -129,11 +129,7 @@ static tt_status_t lower_loss(tt_lctx_t* c) {
   tt_type_t bt = tt_lt_broadcast_type(&s, &t, acc);
   double p = a.param >= 0 ? c->args[a.param].f : 0.0;
   tt_val_t l = pointwise(c, 0, &bt, p, a.weight, a.pos_weight);
-  int64_t red = c->args[a.reduction].i;
-  if (red == RED_NONE) return tt_l_set_out(c, 0, l);
-  tt_val_t sum = tt_lt_sum(f, l, (1u << bt.rank) - 1u);
-  if (red == RED_MEAN) sum = DIV(sum, cst(f, sum, (double)tt_type_numel(&bt)));
-  return tt_l_set_out(c, 0, sum);
+  return tt_lt_set_reduced_loss(c, l, c->args[a.reduction].i);
 }
 
 /* loss_backward(grad_output, self, target, ...) -> grad_input */

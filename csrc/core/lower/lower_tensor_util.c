@@ -491,3 +491,17 @@ tt_type_t tt_lt_broadcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_
   }
   return r;
 }
+
+tt_status_t tt_lt_set_reduced_loss(tt_lctx_t* c, tt_val_t l, int64_t reduction) {
+  if (reduction == 0) return tt_l_set_out(c, 0, l); /* none */
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* t = tt_shlo_type(f, l);
+  if (!t) return tt_status_make(TT_INTERNAL, "%s: bad loss value", c->op->name);
+  tt_type_t lt = *t;
+  tt_val_t s = tt_lt_sum(f, l, lt.rank ? (1u << lt.rank) - 1u : 0u);
+  if (reduction == 1) { /* mean */
+    tt_type_t st = *tt_shlo_type(f, s);
+    s = tt_l_binary(f, "stablehlo.divide", s, tt_shlo_const(f, &st, (double)tt_type_numel(&lt)));
+  }
+  return tt_l_set_out(c, 0, s);
+}

@@ -70,6 +70,9 @@ tt_val_t tt_lt_scan(tt_shlo_fn_t* f, tt_val_t v, int dim, const char* body_op);
  * PyTorch raises for out-of-range indices; XLA would clamp (gather) or drop
  * (scatter) silently. We clamp explicitly until a device-side check exists. */
 tt_val_t tt_lt_fix_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size);
+/* Output 0 = the elementwise loss l reduced as ATen's `reduction` says
+ * (0 none, 1 mean over all elements, 2 sum). */
+tt_status_t tt_lt_set_reduced_loss(tt_lctx_t* c, tt_val_t l, int64_t reduction);
 /* The NumPy-broadcast shape of a and b, with dtype dt. */
 tt_type_t tt_lt_broadcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_t dt);
 /* The same with the error a failed check raises (code: a tt_code_t). */

@@ -247,11 +247,7 @@ static tt_status_t lower_mse(tt_lctx_t* c) {
   tt_type_t bt = tt_lt_broadcast_type(&a, &b, acc);
   tt_val_t d = SUB(tt_l_arg_as(c, 0, acc, &bt), tt_l_arg_as(c, 1, acc, &bt));
   tt_val_t sq = MUL(d, d);
-  int64_t red = c->args[2].i;
-  if (red == RED_NONE) return tt_l_set_out(c, 0, sq);
-  tt_val_t s = tt_lt_sum(f, sq, (1u << bt.rank) - 1u);
-  if (red == RED_MEAN) s = DIV(s, cst(f, s, (double)tt_type_numel(&bt)));
-  return tt_l_set_out(c, 0, s);
+  return tt_lt_set_reduced_loss(c, sq, c->args[2].i);
 }
 
 /* mse_loss_backward(grad_output, self, target, reduction) */

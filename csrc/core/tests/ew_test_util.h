@@ -140,19 +140,7 @@ static inline float ew_from_bf16(uint16_t h) {
 
 /* Opens the plugin named by env var `env`; NULL (and a note) if unset. */
 static inline tt_pjrt_t* ew_open(const char* env) {
-  const char* path = getenv(env);
-  if (!path || !*path) {
-    printf("skip: %s not set\n", env);
-    return NULL;
-  }
-  tt_pjrt_t* p = NULL;
-  tt_status_t st = tt_pjrt_open(path, 1, &p);
-  if (st) {
-    printf("cannot open %s: %s\n", path, tt_status_message(st));
-    tt_status_free(st);
-    return NULL;
-  }
-  return p;
+  return th_open_plugin(env);
 }
 
 #endif /* TT_EW_TEST_UTIL_H_ */

@@ -18,19 +18,7 @@ static tt_pjrt_t* lc_new; /* API 0.115 plugin, NULL: skipped */
 static tt_pjrt_t* lc_old; /* API 0.81 plugin */
 
 static tt_pjrt_t* lc_open_one(const char* env) {
-  const char* path = getenv(env);
-  if (!path || !*path) {
-    printf("(%s not set: skipping its tests)\n", env);
-    return NULL;
-  }
-  tt_pjrt_t* p = NULL;
-  tt_status_t st = tt_pjrt_open(path, 1, &p);
-  if (st) {
-    printf("cannot open %s: %s\n", path, tt_status_message(st));
-    tt_status_free(st);
-    return NULL;
-  }
-  return p;
+  return th_open_plugin(env);
 }
 
 static void lc_open(void) {

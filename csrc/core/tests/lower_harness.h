@@ -121,4 +121,23 @@ static inline tt_status_t th_run(tt_pjrt_t* p, const char* name, const th_arg_t*
   return st;
 }
 
+/* Opens the plugin named by env var `env` (set by the Makefile). A missing
+ * variable or a plugin that does not open fails the test binary: a test that
+ * cannot run must not pass. */
+static inline tt_pjrt_t* th_open_plugin(const char* env) {
+  const char* path = getenv(env);
+  if (!path || !*path) {
+    printf("FAILED: %s is not set (run the C tests through make test-c)\n", env);
+    exit(1);
+  }
+  tt_pjrt_t* p = NULL;
+  tt_status_t st = tt_pjrt_open(path, 1, &p);
+  if (st) {
+    printf("FAILED: cannot open %s: %s\n", path, tt_status_message(st));
+    tt_status_free(st);
+    exit(1);
+  }
+  return p;
+}
+
 #endif /* TT_LOWER_HARNESS_H_ */
