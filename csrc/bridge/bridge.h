@@ -50,6 +50,10 @@ at::Generator new_generator(c10::DeviceIndex d);
 void next_rng(const std::optional<at::Generator>& gen, c10::DeviceIndex d, uint64_t n,
               uint64_t out[2]);
 
+// Replaces boolean / uint8 masks in the `indices` argument of the op on top of
+// the stack by int64 indices (host_composites.cpp). Returns false if none.
+bool expand_mask_indices(const c10::FunctionSchema& schema, std::vector<c10::IValue>* stack);
+
 void set_cpu_fallback(bool on);
 bool cpu_fallback_enabled();
 

@@ -24,6 +24,7 @@ struct OpInfo {
   bool host_op;                     // data-dependent output size: runs on the host
   bool bn_stats;                    // native_batch_norm: updates running stats in place
   bool host_unless_output_size;     // data-dependent size unless output_size is given
+  bool mask_indices;                // has `Tensor?[] indices`: boolean masks are expanded
 };
 
 // Ops whose output size depends on the data: they sync and run on the host.
@@ -41,8 +42,10 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
   if (it != cache.end()) return it->second;
   const auto& on = op.schema().operator_name();
   std::string name = on.name + (on.overload_name.empty() ? "" : "." + on.overload_name);
+  auto ii = op.schema().argumentIndexWithName("indices");
+  bool mask_indices = ii && op.schema().arguments()[*ii].type()->str() == "Tensor?[]";
   OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0,
-              on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave"};
+              on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave", mask_indices};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -221,21 +224,36 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
 // Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, take
 // CPU's (tpu follows CPU): the saved statistics of batch/layer norm keep the
 // input's dtype for half types, and eval-mode batch norm saves none.
-void match_cpu_metadata(const std::string& name, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
-  bool bn = name == "aten::native_batch_norm", ln = name == "aten::native_layer_norm";
-  if ((!bn && !ln) || r.rets.size() != 3 || !args[0].isTensor()) return;
+void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+                        MetaResult& r) {
+  const std::string& name = schema.name();
+  bool ln = name == "aten::native_layer_norm";
+  bool bn = name == "aten::native_batch_norm" || name == "aten::_native_batch_norm_legit" ||
+            name == "aten::_native_batch_norm_legit_no_training" ||
+            name == "aten::_batch_norm_with_update" || name == "aten::_batch_norm_no_update";
+  if ((!bn && !ln) || r.rets.size() < 3 || args.empty() || !args[0].isTensor()) return;
   at::ScalarType in = args[0].toTensor().scalar_type();
   bool half = in == at::kHalf || in == at::kBFloat16;
-  bool eval = bn && args[5].isBool() && !args[5].toBool();
-  for (size_t k = 1; k < 3; k++) {
-    for (auto& tm : r.rets[k].second) {
-      if (!tm.defined) continue;
-      if (half) tm.dtype = in;
-      if (eval) {
-        tm.sizes = {0};
-        tm.strides = {1};
-      }
+  bool eval = name == "aten::_native_batch_norm_legit_no_training" || name == "aten::_batch_norm_no_update";
+  if (bn && !eval) {
+    auto ti = schema.argumentIndexWithName("training");
+    if (ti && *ti < args.size() && args[*ti].isBool()) eval = !args[*ti].toBool();
+  }
+  auto fix = [&](TMeta& tm) {
+    if (!tm.defined) return;
+    if (half) tm.dtype = in;
+    if (eval) {
+      tm.sizes = {0};
+      tm.strides = {1};
     }
+  };
+  for (size_t k = 1; k < 3; k++)
+    for (auto& tm : r.rets[k].second) fix(tm);
+  // out= overloads: the saved statistics are the arguments save_mean / save_invstd
+  for (const char* a : {"save_mean", "save_invstd"}) {
+    auto i = schema.argumentIndexWithName(a);
+    if (i && *i < r.mut.size())
+      for (auto& tm : r.mut[*i]) fix(tm);
   }
 }
 
@@ -255,7 +273,7 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
     if (it != cache.end()) return it->second;
   }
   MetaResult r = run_meta(op, args);  // throws PyTorch's errors for bad input
-  match_cpu_metadata(on.name, args, r);
+  match_cpu_metadata(op.schema(), args, r);
   std::lock_guard<std::mutex> lk(mu);
   return cache.emplace(std::move(key), std::move(r)).first->second;
 }
@@ -449,6 +467,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     unsupported(info);
   }
   const auto& schema = op.schema();
+  if (info.mask_indices) expand_mask_indices(schema, stack);
   const size_t nargs = schema.arguments().size();
   // The arguments stay on the stack until the returns are pushed.
   c10::ArrayRef<c10::IValue> args(&*(stack->end() - nargs), nargs);

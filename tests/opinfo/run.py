@@ -12,6 +12,7 @@ in is recorded as a crash and a fresh worker carries on with the rest.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,6 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 REPORT = os.path.join(HERE, "report.json")
 WORK = os.path.join(ROOT, "build", "opinfo")
+# Scratch files of one sweep (tasks, results, worker logs): per process, so
+# sweeps running side by side never read or delete each other's files.
+SCRATCH = os.path.join(WORK, f"scratch_{os.getpid()}")
 
 
 # ---- worker (a subprocess) ---------------------------------------------------------
@@ -78,7 +82,7 @@ CHUNK_OPS = 60  # OpInfos per worker process (bounds its memory; a restart costs
 def _run_job(job_id, tasks, hang_s, results, lock, log):
     """Run `tasks` in chunks, each in worker processes until all its cases are
     done or recorded as crashed."""
-    os.makedirs(WORK, exist_ok=True)
+    os.makedirs(SCRATCH, exist_ok=True)
     tasks = [[k, list(v)] for k, v in tasks if v]
     for c in range(0, len(tasks), CHUNK_OPS):
         if _run_chunk(f"{job_id}_{c // CHUNK_OPS}", tasks[c:c + CHUNK_OPS], hang_s,
@@ -90,15 +94,15 @@ def _run_chunk(job_id, remaining, hang_s, results, lock, log):
     attempt = 0
     while remaining:
         attempt += 1
-        task_file = os.path.join(WORK, f"tasks_{job_id}_{attempt}.json")
-        res_file = os.path.join(WORK, f"results_{job_id}_{attempt}.jsonl")
+        task_file = os.path.join(SCRATCH, f"tasks_{job_id}_{attempt}.json")
+        res_file = os.path.join(SCRATCH, f"results_{job_id}_{attempt}.jsonl")
         with open(task_file, "w") as f:
             json.dump(remaining, f)
         if os.path.exists(res_file):
             os.remove(res_file)
         open(res_file, "w").close()
         env = dict(os.environ, TORCH_TPU_CPU_FALLBACK="0", PYTHONWARNINGS="ignore")
-        with open(os.path.join(WORK, f"worker_{job_id.split('_')[0]}.log"), "a") as errlog:
+        with open(os.path.join(SCRATCH, f"worker_{job_id.split('_')[0]}.log"), "a") as errlog:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "tests.opinfo.run", "--worker", task_file, res_file],
                 cwd=ROOT, env=env, stdout=errlog, stderr=errlog)
@@ -158,10 +162,8 @@ def _run_chunk(job_id, remaining, hang_s, results, lock, log):
 
 def sweep(op_names, jobs, hang_s, out_path, write_docs):
     t0 = time.time()
-    if os.path.isdir(WORK):  # the previous sweep's scratch files
-        for name in os.listdir(WORK):
-            if name.startswith(("tasks_", "results_", "worker_")):
-                os.remove(os.path.join(WORK, name))
+    if os.path.isdir(SCRATCH):  # a previous sweep's scratch files (same pid)
+        shutil.rmtree(SCRATCH)
     items = plan(op_names)
     n_cases = sum(len(v) for _, v, _ in items)
     print(f"{len(items)} OpInfos, {n_cases} (op, dtype, variant) cases, "
@@ -190,6 +192,7 @@ def sweep(op_names, jobs, hang_s, out_path, write_docs):
     for t in threads:
         t.join()
     duration = time.time() - t0
+    shutil.rmtree(SCRATCH, ignore_errors=True)
 
     import torch
     from . import harness, tolerances

@@ -238,6 +238,25 @@ static tt_status_t lower_scan(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_lt_scan(f, x, dim, op));
 }
 
+/* hash_tensor(self, dim=[], keepdim, mode=0): mode 0 xor-reduces the 64-bit
+ * patterns of the elements widened as CPU does (floats to f64, integers and
+ * bool sign-extended to int64), giving uint64. */
+static tt_status_t lower_hash_tensor(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* st = self_type(c);
+  if (!st) return tt_status_make(TT_INTERNAL, "%s: no input", c->op->name);
+  if (c->args[3].i != 0)
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: mode %lld is not supported (only 0, xor_sum)",
+                          c->op->name, (long long)c->args[3].i);
+  bool fl = tt_dtype_is_float(st->dtype);
+  tt_val_t x = tt_l_convert(f, c->args[0].val, fl ? TT_F64 : TT_I64);
+  tt_type_t ut = *st;
+  ut.dtype = TT_U64;
+  x = tt_shlo_op(f, "stablehlo.bitcast_convert", &x, 1, &ut, NULL);
+  uint32_t mask = tt_lt_dim_mask(&c->args[1], st->rank, true);
+  return tt_l_set_out(c, 0, tt_lt_reduce(f, x, mask, "stablehlo.xor", tt_lt_const0(f, TT_U64, 0)));
+}
+
 #define S(name, kind, di) {"aten::" name, lower_simple, P(kind, di), 0}
 #define A(name, kind, di) {"aten::" name, lower_arg, P(kind, di), 0}
 #define V(name, kind) {"aten::" name, lower_var, P(kind, 1), 0}
@@ -292,5 +311,7 @@ const tt_lower_entry_t tt_lower_reduce[] = {
     {"aten::cumprod", lower_scan, P(R_CUMPROD, 0), 0},
     {"aten::cumprod.out", lower_scan, P(R_CUMPROD, 0), 0},
     {"aten::cumprod_", lower_scan, P(R_CUMPROD, 0), 0},
+    {"aten::hash_tensor", lower_hash_tensor, 0, 0},
+    {"aten::hash_tensor.out", lower_hash_tensor, 0, 0},
 };
 const int tt_lower_reduce_count = TT_TABLE_COUNT(tt_lower_reduce);

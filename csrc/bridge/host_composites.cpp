@@ -1,0 +1,115 @@
+// Ops whose result is a host value or whose output size depends on the data
+// (equal -> bool, bincount -> max(input) + 1 bins), and boolean-mask indices
+// (their true positions decide the index count). Each is a composition of ops
+// that have lowerings, plus one host read: the computation itself still runs
+// on the device; only the data-dependent size or the final bool crosses over.
+#include <torch/library.h>
+
+#include "bridge.h"
+
+namespace torch_tpu {
+namespace {
+
+// torch.equal: same sizes and every element equal (after type promotion, as
+// CPU compares; NaN is never equal).
+bool tpu_equal(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(),
+              "Expected all tensors to be on the same device, but found at least two devices, ",
+              self.device(), " and ", other.device(), "!");
+  if (!self.is_same_size(other)) return false;
+  if (self.numel() == 0) return true;
+  return at::eq(self, other).all().item<bool>();
+}
+
+// torch.bincount: CPU's checks and dtypes (float32 weights count in float32,
+// other weights in float64, no weights in int64).
+at::Tensor tpu_bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt,
+                        int64_t minlength) {
+  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
+  TORCH_CHECK(self.dim() == 1 && !at::isFloatingType(self.scalar_type()) &&
+                  self.scalar_type() != at::kBool && !at::isComplexType(self.scalar_type()),
+              "bincount only supports 1-d non-negative integral inputs.");
+  const at::Tensor* w = weights_opt.has_value() && weights_opt->defined() ? &*weights_opt : nullptr;
+  TORCH_CHECK(!w || (w->dim() == 1 && w->size(0) == self.size(0)),
+              "weights should be 1-d and have the same length as input");
+  at::ScalarType dt = !w ? at::kLong : w->scalar_type() == at::kFloat ? at::kFloat : at::kDouble;
+  int64_t n = minlength;
+  if (self.numel() > 0) {
+    auto mm = at::aminmax(self);
+    at::Tensor both = at::stack({std::get<0>(mm).to(at::kLong), std::get<1>(mm).to(at::kLong)}).cpu();
+    int64_t lo = both[0].item<int64_t>(), hi = both[1].item<int64_t>();
+    TORCH_CHECK(lo >= 0, "bincount only supports 1-d non-negative integral inputs.");
+    n = std::max(n, hi + 1);
+  }
+  at::Tensor out = at::zeros({n}, self.options().dtype(dt));
+  if (self.numel() == 0) return out;
+  at::Tensor src = w ? w->to(dt) : at::ones({self.size(0)}, self.options().dtype(dt));
+  return out.index_add_(0, self, src);
+}
+
+// torch._efficientzerotensor: PyTorch's ZeroTensor has no storage; here it is
+// a materialized zero tensor (same values, used by autograd formulas).
+at::Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
+                                   std::optional<at::Layout> layout,
+                                   std::optional<at::Device> device, std::optional<bool> pin) {
+  auto opts = at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin);
+  return at::zeros_symint(size, opts);
+}
+
+}  // namespace
+
+// Boolean / uint8 masks among the `indices` of index / index_put: replaced by
+// the int64 positions of their true elements (one index tensor per mask
+// dimension), as PyTorch's own indexing does before its kernels run. The
+// positions come from nonzero (a host op: one sync). Returns false if there
+// was nothing to expand.
+bool expand_mask_indices(const c10::FunctionSchema& schema, torch::jit::Stack* stack) {
+  const auto& sargs = schema.arguments();
+  auto ii = schema.argumentIndexWithName("indices");
+  auto si = schema.argumentIndexWithName("self");
+  if (!ii || !si) return false;
+  size_t base = stack->size() - sargs.size();
+  c10::IValue& iv = (*stack)[base + *ii];
+  if (!iv.isList() || !(*stack)[base + *si].isTensor()) return false;
+  auto list = iv.toOptionalTensorList();
+  bool any = false;
+  for (size_t k = 0; k < list.size(); k++) {
+    std::optional<at::Tensor> t = list.get(k);
+    if (t.has_value() && t->defined() && (t->scalar_type() == at::kBool || t->scalar_type() == at::kByte))
+      any = true;
+  }
+  if (!any) return false;
+  const at::Tensor self = (*stack)[base + *si].toTensor();
+  c10::List<std::optional<at::Tensor>> out;
+  int64_t dim = 0;
+  for (size_t k = 0; k < list.size(); k++) {
+    std::optional<at::Tensor> t = list.get(k);
+    if (!t.has_value() || !t->defined() ||
+        (t->scalar_type() != at::kBool && t->scalar_type() != at::kByte)) {
+      out.push_back(t);
+      dim++;
+      continue;
+    }
+    const at::Tensor& m = *t;
+    TORCH_CHECK_NOT_IMPLEMENTED(m.dim() > 0, "tpu: a 0-dim boolean index tensor is not supported yet");
+    for (int64_t j = 0; j < m.dim(); j++) {
+      TORCH_CHECK_INDEX(dim + j < self.dim(), "too many indices for tensor of dimension ", self.dim());
+      TORCH_CHECK_INDEX(m.size(j) == self.size(dim + j), "The shape of the mask ", m.sizes(),
+                        " at index ", j, " does not match the shape of the indexed tensor ",
+                        self.sizes(), " at index ", dim + j);
+    }
+    at::Tensor nz = at::nonzero(m);
+    for (int64_t j = 0; j < m.dim(); j++) out.push_back(std::optional<at::Tensor>(nz.select(1, j)));
+    dim += m.dim();
+  }
+  iv = c10::IValue(out);
+  return true;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("equal", &tpu_equal);
+  m.impl("bincount", &tpu_bincount);
+  m.impl("_efficientzerotensor", &tpu_efficientzerotensor);
+}
+
+}  // namespace torch_tpu
