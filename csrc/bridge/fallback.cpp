@@ -221,6 +221,53 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   return r;
 }
 
+// The fused RNN cells that LSTM / GRU call on non-CPU devices: PyTorch has
+// no meta kernel for the GRU ones and the LSTM one fails without biases.
+// Their outputs are plain contiguous tensors in the gates' dtype: states like
+// the state argument, gate buffers (B, k*H), bias gradients (k*H) or nothing.
+bool rnn_cell_meta(const std::string& name, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  bool lstm = name == "aten::_thnn_fused_lstm_cell", gru = name == "aten::_thnn_fused_gru_cell";
+  bool lstm_b = name == "aten::_thnn_fused_lstm_cell_backward_impl";
+  bool gru_b = name == "aten::_thnn_fused_gru_cell_backward";
+  if (!lstm && !gru && !lstm_b && !gru_b) return false;
+  const at::Tensor st = args[(lstm || gru || lstm_b) ? 2 : 0].toTensor();
+  std::vector<int64_t> state(st.sizes().begin(), st.sizes().end());
+  at::ScalarType dt = args[lstm_b ? 4 : gru_b ? 1 : 0].toTensor().scalar_type();
+  auto gates = [&](int k) {
+    std::vector<int64_t> s = state;
+    s.back() *= k;
+    return s;
+  };
+  auto add = [&](const std::vector<int64_t>* sizes) {
+    TMeta tm{{}, {}, dt, sizes != nullptr};
+    if (sizes) {
+      tm.sizes = *sizes;
+      tm.strides.assign(sizes->size(), 1);
+      for (int64_t d = (int64_t)sizes->size() - 2; d >= 0; d--)
+        tm.strides[d] = tm.strides[d + 1] * std::max<int64_t>(1, (*sizes)[d + 1]);
+    }
+    r.rets.emplace_back(false, std::vector<TMeta>{tm});
+  };
+  r.mut.assign(args.size(), {});
+  if (lstm) {
+    auto g = gates(4);
+    add(&state), add(&state), add(&g);
+  } else if (gru) {
+    auto g = gates(5);
+    add(&state), add(&g);
+  } else if (lstm_b) {
+    auto g = gates(4);
+    std::vector<int64_t> b{g.back()};
+    add(&g), add(&state), add(args[5].toBool() ? &b : nullptr);
+  } else {
+    auto g = gates(3);
+    std::vector<int64_t> b{g.back()};
+    bool hb = args[2].toBool();
+    add(&g), add(&g), add(&state), add(hb ? &b : nullptr), add(hb ? &b : nullptr);
+  }
+  return true;
+}
+
 // Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, take
 // CPU's (tpu follows CPU): the saved statistics of batch/layer norm keep the
 // input's dtype for half types, and eval-mode batch norm saves none.
@@ -272,7 +319,8 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  MetaResult r = run_meta(op, args);  // throws PyTorch's errors for bad input
+  MetaResult r;
+  if (!rnn_cell_meta(info.name, args, r)) r = run_meta(op, args);  // throws PyTorch's errors
   match_cpu_metadata(op.schema(), args, r);
   std::lock_guard<std::mutex> lk(mu);
   return cache.emplace(std::move(key), std::move(r)).first->second;

@@ -21,7 +21,8 @@
   X(loss)                    \
   X(sort)                    \
   X(shape)                   \
-  X(resample)
+  X(resample)                \
+  X(rnn)
 
 #define TT_DECLARE_FAMILY(name)                   \
   extern const tt_lower_entry_t tt_lower_##name[]; \
