@@ -58,3 +58,28 @@ def test_negative_indices_in_range_work():
     x = torch.randn(5, 3)
     i = torch.tensor([-1, -5, 2])
     torch.testing.assert_close(x.to(DEV)[i.to(DEV)].cpu(), x[i])
+
+
+# Ops that take no negative index on the CPU either (advanced indexing, take,
+# put and index_fill do take them).
+STRICT = {
+    "index_select": lambda x, i: x.index_select(0, i),
+    "embedding": lambda x, i: torch.nn.functional.embedding(i, x),
+    "gather": lambda x, i: torch.gather(x, 0, i.view(-1, 1).expand(-1, 3)),
+    "scatter_add": lambda x, i: x.scatter_add(0, i.view(-1, 1).expand(-1, 3), torch.ones_like(x[:1]).expand(len(i), 3)),
+    "index_add": lambda x, i: x.index_add(0, i, torch.ones(len(i), 3, device=x.device)),
+    "embedding_bag": lambda x, i: torch.nn.functional.embedding_bag(i, x, torch.tensor([0], device=x.device)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRICT))
+def test_negative_index_raises_where_cpu_does(name):
+    fn = STRICT[name]
+    x = torch.randn(5, 3)
+    neg = torch.tensor([1, -1])
+    err = _cpu_error(fn, x, neg)
+    with torch_tpu.eager_mode("debug"):
+        with pytest.raises(err):
+            fn(x.to(DEV), neg.to(DEV))
+    ok = torch.tensor([4, 0])
+    torch.testing.assert_close(fn(x.to(DEV), ok.to(DEV)).cpu(), fn(x, ok))

@@ -30,7 +30,10 @@ static tt_status_t lower_index_select(tt_lctx_t* c) {
   int dim = (int)tt_l_wrap_dim(c->args[1].i, st.rank);
   tt_type_t it = type_of(f, c->args[2].val);
   int64_t n = tt_type_numel(&it), id2[2] = {n, 1};
-  tt_val_t idx = tt_l_reshape(f, tt_lt_fix_index(f, c->args[2].val, st.dims[dim]), 2, id2);
+  /* no negative indices (CPU raises for them too) */
+  tt_val_t idx = tt_lt_fix_index_strict(f, c->args[2].val, st.dims[dim], TT_OUT_OF_RANGE,
+                                        "index out of range in self");
+  idx = tt_l_reshape(f, idx, 2, id2);
   int64_t off[TT_MAX_RANK], sizes[TT_MAX_RANK], d1[1] = {dim};
   int noff = 0;
   for (int d = 0; d < st.rank; d++) {
@@ -48,7 +51,7 @@ static tt_val_t gather_index(tt_shlo_fn_t* f, tt_val_t idx, tt_type_t st, int di
   char msg[128];
   snprintf(msg, sizeof msg, "index is out of bounds for dimension %d with size %lld", dim,
            (long long)size);
-  return tt_lt_fix_index_checked(f, idx, size, TT_INTERNAL, msg);
+  return tt_lt_fix_index_strict(f, idx, size, TT_INTERNAL, msg);
 }
 
 /* gather(self, dim, index, sparse_grad) */
@@ -76,7 +79,7 @@ static tt_status_t lower_index_add(tt_lctx_t* c) {
   int dim = (int)tt_l_wrap_dim(c->args[1].i, st.rank);
   tt_type_t it = type_of(f, c->args[2].val);
   int64_t n = tt_type_numel(&it), id2[2] = {n, 1};
-  tt_val_t idx = tt_l_reshape(f, tt_lt_fix_index(f, c->args[2].val, st.dims[dim]), 2, id2);
+  tt_val_t idx = tt_l_reshape(f, gather_index(f, c->args[2].val, st, dim), 2, id2);
   if (srt.rank != st.rank) { /* a 0-d source for a 1-d self */
     int64_t one = 1;
     src = tt_l_reshape(f, src, 1, &one);

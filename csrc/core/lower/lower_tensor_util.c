@@ -320,8 +320,11 @@ tt_val_t tt_lt_fix_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size) {
   return tt_lt_fix_index_checked(f, idx, size, TT_OUT_OF_RANGE, "index out of range in self");
 }
 
-tt_val_t tt_lt_fix_index_checked(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
-                                 const char* message) {
+/* Wraps negatives (when allowed) and clamps into [0, size-1]; a device-side
+ * check raises `message` when any index is outside the accepted range:
+ * [-size, size) with negatives allowed, else [0, size). */
+static tt_val_t fix_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code, const char* message,
+                          bool allow_negative) {
   idx = tt_l_convert(f, idx, TT_I64);
   const tt_type_t* tp = tt_shlo_type(f, idx);
   if (!tp) return TT_SHLO_INVALID;
@@ -329,20 +332,27 @@ tt_val_t tt_lt_fix_index_checked(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, in
   tt_val_t zero = tt_shlo_const(f, &t, 0.0);
   tt_val_t sz = tt_shlo_const_i64(f, &t, size);
   tt_val_t neg = tt_l_compare(f, "LT", idx, zero);
-  /* device-side check (raised at the next sync, as PyTorch raises): any index
-   * outside [-size, size) */
-  tt_val_t bad = tt_l_binary(f, "stablehlo.or",
-                             tt_l_compare(f, "GE", idx, sz),
-                             tt_l_compare(f, "LT", idx, tt_shlo_const_i64(f, &t, -size)));
+  tt_val_t bad = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "GE", idx, sz),
+                             tt_l_compare(f, "LT", idx, allow_negative ? tt_shlo_const_i64(f, &t, -size) : zero));
   if (t.rank > 0) {
     uint32_t all = (1u << t.rank) - 1u;
     bad = tt_lt_reduce(f, bad, all, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
   }
   tt_shlo_add_check(f, bad, code, message);
-  idx = tt_l_select(f, neg, tt_l_binary(f, "stablehlo.add", idx, sz), idx);
+  if (allow_negative) idx = tt_l_select(f, neg, tt_l_binary(f, "stablehlo.add", idx, sz), idx);
   tt_val_t top = tt_shlo_const_i64(f, &t, size > 0 ? size - 1 : 0);
   idx = tt_l_binary(f, "stablehlo.maximum", idx, zero);
   return tt_l_binary(f, "stablehlo.minimum", idx, top);
+}
+
+tt_val_t tt_lt_fix_index_checked(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
+                                 const char* message) {
+  return fix_index(f, idx, size, code, message, true);
+}
+
+tt_val_t tt_lt_fix_index_strict(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
+                                const char* message) {
+  return fix_index(f, idx, size, code, message, false);
 }
 
 static void put_list(tt_sbuf_t* a, const char* name, const int64_t* v, int n, bool* first) {

@@ -78,6 +78,10 @@ tt_type_t tt_lt_broadcast_type(const tt_type_t* a, const tt_type_t* b, tt_dtype_
 /* The same with the error a failed check raises (code: a tt_code_t). */
 tt_val_t tt_lt_fix_index_checked(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
                                  const char* message);
+/* The same for ops that accept no negative index (index_select, gather,
+ * scatter, index_add, embedding_bag): the valid range is [0, size). */
+tt_val_t tt_lt_fix_index_strict(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, int code,
+                                const char* message);
 /* torch.gather: out[p] = v[p with dim replaced by index[p]] (index already fixed). */
 tt_val_t tt_lt_gather_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t index);
 /* Generic gather (dimension numbers as lists). */

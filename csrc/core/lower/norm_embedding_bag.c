@@ -56,7 +56,9 @@ static tt_val_t not_padding(tt_shlo_fn_t* f, tt_val_t idx, int64_t pad) {
 static tt_val_t gather_rows(tt_shlo_fn_t* f, tt_val_t w, tt_val_t idx) {
   tt_type_t wt = type_of(f, w), it = type_of(f, idx);
   int64_t L = it.dims[0], l1[2] = {L, 1};
-  tt_val_t i2 = tt_l_reshape(f, tt_lt_fix_index(f, idx, wt.dims[0]), 2, l1);
+  tt_val_t i2 = tt_lt_fix_index_strict(f, idx, wt.dims[0], TT_INTERNAL,
+                                       "embedding_bag: Expected idx >= 0 && idx < num_embeddings");
+  i2 = tt_l_reshape(f, i2, 2, l1);
   int64_t od[2] = {L, wt.dims[1]};
   tt_type_t rt = tt_type_make(wt.dtype, 2, od);
   int64_t off[1] = {1}, col[1] = {0}, sizes[2] = {1, wt.dims[1]};
