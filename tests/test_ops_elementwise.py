@@ -308,3 +308,27 @@ def test_errors_match_pytorch():
         with pytest.raises(Exception):
             fn(f.to(dev))
             torch.tpu.synchronize()
+
+
+INT_DIVS = {
+    "floor_divide": lambda a, b: a // b,
+    "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "remainder": lambda a, b: a % b,
+    "fmod": torch.fmod,
+    "remainder_scalar": lambda a, b: torch.remainder(a, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INT_DIVS))
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_integer_division_by_zero_raises_like_cpu(name, dtype):
+    fn = INT_DIVS[name]
+    a, b = torch.tensor([7, -7], dtype=dtype), torch.tensor([0, 2], dtype=dtype)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(a, b)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(a.to("tpu"), b.to("tpu")).cpu()
+    ok = torch.tensor([3, -2], dtype=dtype)
+    if name != "remainder_scalar":
+        torch.testing.assert_close(fn(a.to("tpu"), ok.to("tpu")).cpu(), fn(a, ok))

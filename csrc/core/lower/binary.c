@@ -286,6 +286,7 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
                             c->op->name);
     b = b_mul(c->f, b, operand(c, 2, dt, &shape, false)); /* ATen rounds alpha to dt too */
   }
+  if (p == B_REMAINDER || p == B_FMOD || p == B_FLOOR_DIVIDE) tt__ew_check_int_divisor(c->f, b);
   tt_val_t r;
   if (o->policy == BP_CMP) r = tt_l_compare(c->f, o->shlo, a, b);
   else if (o->build) r = o->build(c->f, a, b);

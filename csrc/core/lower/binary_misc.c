@@ -40,6 +40,7 @@ tt_status_t tt__ew_lower_div_mode(tt_lctx_t* c) {
   TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM));
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
   tt_val_t a = tt_l_arg_as(c, 0, sh.dtype, &sh), b = tt__ew_divisor(c, 1, sh.dtype, &sh);
+  tt__ew_check_int_divisor(f, b);
   if (!trunc) return tt_l_set_out(c, 0, tt__ew_div_floor(f, a, b));
   tt_val_t q = tt__ew_div(f, a, b);
   if (tt_dtype_is_float(sh.dtype))

@@ -47,6 +47,10 @@ tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v);
 /* Argument i as tt_l_arg_as gives it, made opaque if it had to be broadcast. */
 tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape);
 tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k);
+/* Integer division by zero raises on CPU ("ZeroDivisionError"); XLA returns
+ * a value. For an integer divisor b this adds a device-side check that
+ * raises CPU's error when any element of b is 0 (no-op for floats). */
+void tt__ew_check_int_divisor(tt_shlo_fn_t* f, tt_val_t b);
 /* a op constant */
 tt_val_t tt__ew_addk(tt_shlo_fn_t* f, tt_val_t a, double k);
 tt_val_t tt__ew_mulk(tt_shlo_fn_t* f, tt_val_t a, double k);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lower_elementwise.h"
+#include "lower_tensor_util.h"
 
 bool tt__ew_has(const tt_lctx_t* c, int i) {
   if (i < 0 || i >= c->nargs) return false;
@@ -113,4 +114,13 @@ tt_val_t tt__ew_sigmoid(tt_shlo_fn_t* f, tt_val_t x) {
 tt_status_t tt__ew_lower_zero(tt_lctx_t* c) {
   const tt_type_t* t = &c->out_types[0];
   return tt_l_set_out(c, 0, tt_l_full(c->f, t->dtype, t->rank, t->dims, 0));
+}
+
+void tt__ew_check_int_divisor(tt_shlo_fn_t* f, tt_val_t b) {
+  const tt_type_t* t = tt_shlo_type(f, b);
+  if (!t || tt_dtype_is_float(t->dtype) || t->dtype == TT_BOOL) return;
+  tt_val_t zero = tt__ew_cmpk(f, "EQ", b, 0);
+  if (t->rank > 0)
+    zero = tt_lt_reduce(f, zero, (1u << t->rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+  tt_shlo_add_check(f, zero, TT_INTERNAL, "ZeroDivisionError");
 }
