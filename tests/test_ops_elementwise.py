@@ -332,3 +332,14 @@ def test_integer_division_by_zero_raises_like_cpu(name, dtype):
     ok = torch.tensor([3, -2], dtype=dtype)
     if name != "remainder_scalar":
         torch.testing.assert_close(fn(a.to("tpu"), ok.to("tpu")).cpu(), fn(a, ok))
+
+
+@pytest.mark.parametrize("shape", [(3,), ()])
+def test_integer_negative_scalar_power_raises_like_cpu(shape):
+    x = torch.full(shape, 2, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        x ** -1
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        (x.to("tpu") ** -1).cpu()
+    torch.testing.assert_close((x.to("tpu") ** 3).cpu(), x ** 3)
+    torch.testing.assert_close((x.float().to("tpu") ** -1).cpu(), x.float() ** -1)

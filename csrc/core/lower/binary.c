@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lower_elementwise.h"
+#include "lower_tensor_util.h"
 #include "tt_lower_tables.h"
 
 typedef enum bop {
@@ -115,6 +116,14 @@ static tt_val_t b_pow_s(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
     return tt_l_binary(f, "stablehlo.or", a, tt_l_unary(f, "stablehlo.not", b));
   tt_val_t r = b_pow(f, a, b);
   const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_signed_int(t->dtype)) {
+    /* CPU refuses a negative Scalar exponent for integer tensors; the
+     * exponent is a runtime parameter here, so the check runs on the device */
+    tt_val_t neg = tt__ew_cmpk(f, "LT", b, 0);
+    if (t->rank > 0)
+      neg = tt_lt_reduce(f, neg, (1u << t->rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+    tt_shlo_add_check(f, neg, TT_INTERNAL, "Integers to negative integer powers are not allowed.");
+  }
   if (!t || !tt_dtype_is_float(t->dtype)) return r;
   r = tt_l_select(f, tt__ew_cmpk(f, "EQ", b, -0.5), tt_l_unary(f, "stablehlo.rsqrt", a), r);
   return tt_l_select(f, tt__ew_cmpk(f, "EQ", b, 0.5), tt_l_unary(f, "stablehlo.sqrt", a), r);
