@@ -265,3 +265,15 @@ def test_tiny_cnn_adamw_matches_cpu():
     torch.testing.assert_close(ld, lc, rtol=1e-4, atol=1e-5)
     for pc, pd in zip(mc.parameters(), md.parameters()):
         torch.testing.assert_close(pd.detach().cpu(), pc.detach(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_integer_convolution_is_exact(dtype):
+    x = make((2, 3, 7, 6), dtype, low=-4, high=4)
+    w = make((4, 3, 3, 2), dtype, low=-3, high=3, seed=1)
+    if dtype == torch.int32:  # CPU has no int32 convolution kernel: compare with int64's
+        got = torch.nn.functional.conv2d(x.to(dev), w.to(dev), padding=1).cpu()
+        torch.testing.assert_close(got, torch.nn.functional.conv2d(x.long(), w.long(), padding=1).int())
+        return
+    check(lambda a, b: torch.nn.functional.conv2d(a, b, padding=1, stride=(2, 1)), x, w)
+    check(lambda a, b: torch.nn.functional.conv1d(a, b), x[..., 0], w[..., 0])

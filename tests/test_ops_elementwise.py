@@ -343,3 +343,10 @@ def test_integer_negative_scalar_power_raises_like_cpu(shape):
         (x.to("tpu") ** -1).cpu()
     torch.testing.assert_close((x.to("tpu") ** 3).cpu(), x ** 3)
     torch.testing.assert_close((x.float().to("tpu") ** -1).cpu(), x.float() ** -1)
+
+
+@pytest.mark.parametrize("fn", [torch.clamp_min, torch.clamp_max])
+def test_clamp_min_max_bool(fn):
+    a = torch.tensor([True, False, True, False])
+    b = torch.tensor([True, True, False, False])
+    check(fn, a, b)

@@ -78,9 +78,13 @@ tt_status_t tt__ew_lower_clamp(tt_lctx_t* c) {
   if (lo >= 0) idx[n++] = lo;
   if (hi >= 0) idx[n++] = hi;
   tt_dtype_t dt = tt_l_promote(c, idx, n);
-  TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM));
+  /* clamp_min / clamp_max of bools are or / and on CPU; clamp refuses bool */
+  TT_RETURN_IF_ERROR(tt__ew_check(c, dt, c->op->param == TT_CLAMP_BOTH ? TT_EW_NUM : TT_EW_ANY));
   tt_type_t sh = shape_as(c, dt);
   tt_val_t r = tt_l_arg_as(c, 0, dt, &sh);
+  if (dt == TT_BOOL)
+    return tt_l_set_out(c, 0, tt_l_binary(c->f, lo >= 0 ? "stablehlo.or" : "stablehlo.and", r,
+                                          tt_l_arg_as(c, lo >= 0 ? lo : hi, dt, &sh)));
   if (lo >= 0) r = tt__ew_max(c->f, r, tt_l_arg_as(c, lo, dt, &sh));
   if (hi >= 0) r = tt__ew_min(c->f, r, tt_l_arg_as(c, hi, dt, &sh));
   return tt_l_set_out(c, 0, r);

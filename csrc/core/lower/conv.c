@@ -192,7 +192,8 @@ static tt_val_t operand(tt_lctx_t* c, int i, tt_dtype_t cdt, int rank) {
 }
 
 static tt_status_t check_dtype(tt_lctx_t* c, tt_dtype_t dt) {
-  if (tt_dtype_is_float(dt)) return NULL;
+  /* integer convolutions are exact (CPU runs them on its slow path too) */
+  if (tt_dtype_is_float(dt) || tt_dtype_is_signed_int(dt)) return NULL;
   return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for '%s'", c->op->name,
                         tt_dtype_name(dt));
 }
