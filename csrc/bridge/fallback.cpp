@@ -320,7 +320,20 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
     if (it != cache.end()) return it->second;
   }
   MetaResult r;
-  if (!rnn_cell_meta(info.name, args, r)) r = run_meta(op, args);  // throws PyTorch's errors
+  if (!rnn_cell_meta(info.name, args, r)) {
+    try {
+      r = run_meta(op, args);  // throws PyTorch's errors for bad input
+    } catch (const c10::NotImplementedError&) {
+      // No meta kernel (e.g. _fused_adam_.tensor_lr): an op that returns
+      // nothing only rewrites its mutated arguments, whose metadata stays.
+      if (!op.schema().returns().empty()) throw;
+      r.mut.resize(args.size());
+      for (size_t i = 0; i < args.size(); i++) {
+        const auto* ai = op.schema().arguments()[i].alias_info();
+        if (ai && ai->isWrite()) r.mut[i] = tmetas(args[i]);
+      }
+    }
+  }
   match_cpu_metadata(op.schema(), args, r);
   std::lock_guard<std::mutex> lk(mu);
   return cache.emplace(std::move(key), std::move(r)).first->second;

@@ -22,7 +22,8 @@
   X(sort)                    \
   X(shape)                   \
   X(resample)                \
-  X(rnn)
+  X(rnn)                     \
+  X(optim)
 
 #define TT_DECLARE_FAMILY(name)                   \
   extern const tt_lower_entry_t tt_lower_##name[]; \
