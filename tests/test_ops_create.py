@@ -86,3 +86,16 @@ def test_seed_determinism():
     torch.manual_seed(7)
     a2 = torch.rand(1000, device=dev).cpu()
     assert torch.equal(a, a2) and not torch.equal(a, b)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 100])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32])
+def test_randperm_is_a_reproducible_permutation(n, dtype):
+    g = torch.Generator(device="tpu").manual_seed(5)
+    a = torch.randperm(n, device="tpu", dtype=dtype, generator=g)
+    assert a.dtype == dtype and a.shape == (n,)
+    assert sorted(a.cpu().long().tolist()) == list(range(n))
+    g.manual_seed(5)
+    torch.testing.assert_close(torch.randperm(n, device="tpu", dtype=dtype, generator=g).cpu(), a.cpu())
+    if n >= 7:
+        assert not torch.equal(torch.randperm(n, device="tpu").cpu(), torch.randperm(n, device="tpu").cpu())

@@ -134,6 +134,28 @@ static tt_status_t lower_exponential(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, r);
 }
 
+/* randperm.out / randperm.generator_out(n, generator?, out): the order that
+ * sorts n random 64-bit keys (ties keep index order, so the result is always
+ * a permutation). */
+static tt_status_t lower_randperm(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  int64_t n = ot->rank == 1 ? ot->dims[0] : 0;
+  if (n == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  tt_val_t keys = tt_lt_rng_bits(f, rng_state(c), TT_U64, 1, &n);
+  tt_val_t iota = tt_lt_iota(f, TT_I64, 1, &n, 0);
+  tt_type_t bt[4] = {tt_type_scalar(TT_U64), tt_type_scalar(TT_U64), tt_type_scalar(TT_I64),
+                     tt_type_scalar(TT_I64)};
+  tt_val_t b[4];
+  tt_shlo_region_begin(f, bt, 4, b);
+  tt_val_t lt = tt_l_compare(f, "LT", b[0], b[1]);
+  char* region = tt_shlo_region_end(f, &lt, 1);
+  tt_type_t rt[2] = {tt_type_make(TT_U64, 1, &n), tt_type_make(TT_I64, 1, &n)};
+  tt_val_t ops[2] = {keys, iota}, outs[2];
+  tt_shlo_op_multi(f, "stablehlo.sort", ops, 2, rt, 2, "dimension = 0 : i64, is_stable = true", region, outs);
+  return tt_l_set_out(c, 0, outs[1]);
+}
+
 enum { RND_DEFAULT, RND_FROM, RND_TO };
 
 /* random_(self), random_.from(self, from, to?), random_.to(self, to):
@@ -230,6 +252,8 @@ const tt_lower_entry_t tt_lower_create[] = {
     {"aten::random_", lower_random, RND_DEFAULT, RNG_WO},
     {"aten::random_.from", lower_random, RND_FROM, RNG_WO},
     {"aten::random_.to", lower_random, RND_TO, RNG_WO},
+    {"aten::randperm.out", lower_randperm, 0, RNG_WO},
+    {"aten::randperm.generator_out", lower_randperm, 0, RNG_WO},
     {"aten::bernoulli_.float", lower_bernoulli, BERN_FLOAT, RNG_WO},
     {"aten::bernoulli_.Tensor", lower_bernoulli, BERN_TENSOR, RNG_WO},
     {"aten::bernoulli", lower_bernoulli, BERN_SELF, TT_LF_RNG},
