@@ -6,6 +6,8 @@
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <torch/library.h>
 
 #include "bridge.h"
@@ -104,7 +106,9 @@ at::Tensor& set_empty(at::Tensor& self) {
 // ---- copies ----------------------------------------------------------------------
 
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src) {
-  auto host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
+  // the host bytes must hold the values (a conj / neg view's bits resolved);
+  // dst's own bits are applied by the core's write
+  auto host = src.to(dst.scalar_type()).resolve_conj().resolve_neg().expand(dst.sizes()).contiguous();
   tt_view_t v = to_view(dst);
   TT_CHECK_STATUS(tt_view_write_host(runtime(), &v, host.const_data_ptr()), "copy to tpu");
 }
@@ -182,6 +186,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", at::native::view);
   m.impl("_reshape_alias", at::native::_reshape_alias);
   m.impl("unfold", at::native::unfold);
+  // complex <-> (re, im) float pairs: metadata-only views of the same storage
+  m.impl("view_as_real", at::native::view_as_real);
+  m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("resize_", resize_);
   m.impl("set_.source_Storage", set_storage);
   m.impl("set_.source_Storage_storage_offset", set_storage_offset);

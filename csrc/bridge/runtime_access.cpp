@@ -83,7 +83,8 @@ bool has_tt_dtype(at::ScalarType t) {
   switch (t) {
     case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt:
     case at::kLong: case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
-    case at::kUInt16: case at::kUInt32: case at::kUInt64:
+    case at::kUInt16: case at::kUInt32: case at::kUInt64: case at::kComplexFloat:
+    case at::kComplexDouble:
       return true;
     default:
       return false;
@@ -105,6 +106,11 @@ tt_dtype_t to_tt_dtype(at::ScalarType t) {
     case at::kUInt16: return TT_U16;
     case at::kUInt32: return TT_U32;
     case at::kUInt64: return TT_U64;
+    case at::kComplexFloat: return TT_C64;
+    case at::kComplexDouble: return TT_C128;
+    case at::kComplexHalf:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "dtype ComplexHalf (torch.chalf / complex32) is not supported "
+                                         "on the tpu device; use torch.cfloat (complex64)");
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "dtype ", t, " is not supported on the tpu device yet");
   }
@@ -124,6 +130,8 @@ tt_view_t to_view(const at::Tensor& t) {
     v.strides[i] = t.stride(i);
   }
   v.offset = t.storage_offset();
+  v.conj = t.is_conj();  // lazy math bits: the core applies them on reads and writes
+  v.neg = t.is_neg();
   return v;
 }
 

@@ -72,6 +72,8 @@ typedef enum tt_dtype {
   TT_U16,
   TT_U32,
   TT_U64,
+  TT_C64,  /* complex<f32>: interleaved (re, im) f32 pairs, as PyTorch and XLA store them */
+  TT_C128, /* complex<f64> */
   TT_DTYPE_COUNT,
 } tt_dtype_t;
 
@@ -81,6 +83,13 @@ const char* tt_dtype_name(tt_dtype_t dt); /* "float32", ... */
 bool tt_dtype_is_float(tt_dtype_t dt);
 bool tt_dtype_is_signed_int(tt_dtype_t dt);
 bool tt_dtype_is_unsigned_int(tt_dtype_t dt); /* bool is not */
+bool tt_dtype_is_complex(tt_dtype_t dt);      /* complex is not "float" */
+/* The component dtype of a complex dtype (C64 -> F32, C128 -> F64); others
+ * are returned unchanged. */
+tt_dtype_t tt_dtype_real_part(tt_dtype_t dt);
+/* The complex dtype holding values of dt: F64 -> C128, other floats -> C64;
+ * complex dtypes are returned unchanged. */
+tt_dtype_t tt_dtype_complex_of(tt_dtype_t dt);
 
 /* ---- tensor types --------------------------------------------------------
  * A dense, row-major logical type: what a StableHLO value has. */

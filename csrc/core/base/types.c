@@ -10,7 +10,7 @@ typedef struct dtype_info {
   size_t size;
   const char* mlir;
   const char* name;
-  char kind; /* 'b' bool, 'f' float, 's' signed, 'u' unsigned */
+  char kind; /* 'b' bool, 'f' float, 's' signed, 'u' unsigned, 'c' complex */
 } dtype_info_t;
 
 static const dtype_info_t k_dtypes[] = {
@@ -21,6 +21,8 @@ static const dtype_info_t k_dtypes[] = {
     [TT_F32] = {4, "f32", "float32", 'f'},   [TT_F64] = {8, "f64", "float64", 'f'},
     [TT_U16] = {2, "ui16", "uint16", 'u'},   [TT_U32] = {4, "ui32", "uint32", 'u'},
     [TT_U64] = {8, "ui64", "uint64", 'u'},
+    [TT_C64] = {8, "complex<f32>", "complex64", 'c'},
+    [TT_C128] = {16, "complex<f64>", "complex128", 'c'},
 };
 _Static_assert(sizeof(k_dtypes) / sizeof(k_dtypes[0]) == TT_DTYPE_COUNT, "dtype table");
 
@@ -30,6 +32,13 @@ const char* tt_dtype_name(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT ? k_dtypes
 bool tt_dtype_is_float(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'f'; }
 bool tt_dtype_is_signed_int(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 's'; }
 bool tt_dtype_is_unsigned_int(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'u'; }
+bool tt_dtype_is_complex(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'c'; }
+tt_dtype_t tt_dtype_real_part(tt_dtype_t dt) {
+  return dt == TT_C64 ? TT_F32 : dt == TT_C128 ? TT_F64 : dt;
+}
+tt_dtype_t tt_dtype_complex_of(tt_dtype_t dt) {
+  return tt_dtype_is_complex(dt) ? dt : dt == TT_F64 ? TT_C128 : TT_C64;
+}
 
 int64_t tt_type_numel(const tt_type_t* t) {
   int64_t n = 1;

@@ -23,7 +23,9 @@
   X(shape)                   \
   X(resample)                \
   X(rnn)                     \
-  X(optim)
+  X(optim)                   \
+  X(fft)                     \
+  X(complex_ops)
 
 #define TT_DECLARE_FAMILY(name)                   \
   extern const tt_lower_entry_t tt_lower_##name[]; \

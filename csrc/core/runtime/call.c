@@ -83,6 +83,7 @@ static void key_view(plan_t* p, const tt_view_t* v, bool dyn_offset) {
   key_put(p, v->sizes, sizeof(int64_t) * (size_t)v->rank);
   key_put(p, v->strides, sizeof(int64_t) * (size_t)v->rank);
   KEY(p, dyn_offset ? (int64_t)-1 : v->offset);
+  KEY(p, (int32_t)(v->conj | (v->neg << 1)));
 }
 
 /* pass 1 for one device tensor */
@@ -511,6 +512,7 @@ tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
   for (int i = 0; i < call->nout; i++)
     if (tt_view_numel(&call->outs[i]) > 0) any = true;
   if (!any && call->nout > 0) return NULL; /* nothing to write */
+  TT_RETURN_IF_ERROR(tt__complex_gate(call));
   plan_t* p = acquire_plan(rt, call);
   if (!p) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
   pthread_mutex_lock(&rt->mu);

@@ -62,7 +62,7 @@ typedef struct tt_scalar_slot {
   tt_pjrt_buffer_t* buf;      /* owned */
   int device;
   tt_dtype_t dtype;
-  uint64_t bits;
+  uint64_t bits[2];           /* the value's bytes (complex128 needs 16) */
   uint64_t call;              /* rt->call_serial of the last call that took it */
 } tt_scalar_slot_t;
 
@@ -124,5 +124,9 @@ tt_status_t tt__scalar_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const
                               tt_pjrt_buffer_t** out, bool* owned);
 
 double tt__now(void);
+
+/* complex_gate.c: refuses complex tensors for ops whose lowering is not known
+ * to handle them (instead of silently dropping imaginary parts). */
+tt_status_t tt__complex_gate(const tt_call_t* c);
 
 #endif /* TT_RUNTIME_INTERNAL_H_ */

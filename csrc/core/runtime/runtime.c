@@ -92,9 +92,27 @@ void tt_runtime_reset_peak(tt_runtime_t* rt, int device) {
 
 /* ---- host transfers ----------------------------------------------------------- */
 
+/* A complex value as PyTorch casts it to a real dtype: bool is re != 0 or
+ * im != 0 (compared as floats: -0 and NaN as the CPU sees them), any other
+ * dtype takes the real part. */
+static tt_val_t complex_to_real(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
+  tt_type_t pt = *tt_shlo_type(f, v);
+  pt.dtype = tt_dtype_real_part(pt.dtype);
+  tt_val_t re = tt_shlo_op(f, "stablehlo.real", &v, 1, &pt, NULL);
+  if (dt != TT_BOOL) return tt_l_convert(f, re, dt);
+  tt_val_t im = tt_shlo_op(f, "stablehlo.imag", &v, 1, &pt, NULL);
+  return tt_l_binary(f, "stablehlo.or", tt_l_convert(f, re, TT_BOOL), tt_l_convert(f, im, TT_BOOL));
+}
+
 /* The internal copy: out (written) = src converted and broadcast. */
 static tt_status_t lower_copy(tt_lctx_t* c) {
-  return tt_l_set_out(c, 0, tt_l_arg_as(c, 1, c->out_types[0].dtype, &c->out_types[0]));
+  const tt_type_t* ot = &c->out_types[0];
+  const tt_type_t* st = tt_shlo_type(c->f, c->args[1].val);
+  if (st && tt_dtype_is_complex(st->dtype) && !tt_dtype_is_complex(ot->dtype)) {
+    tt_val_t v = complex_to_real(c->f, c->args[1].val, ot->dtype);
+    return tt_l_set_out(c, 0, tt_l_broadcast(c->f, v, ot->rank, ot->dims));
+  }
+  return tt_l_set_out(c, 0, tt_l_arg_as(c, 1, ot->dtype, ot));
 }
 static const tt_lower_entry_t k_copy = {"tt::copy", lower_copy, 0, TT_LF_WRITE_ONLY};
 
@@ -228,7 +246,8 @@ tt_status_t tt_storage_copy(tt_storage_t* dst, tt_storage_t* src) {
     return NULL;
   }
   if (state == TT_STORAGE_FAILED) return tt__storage_check(src, "storage copy");
-  tt_view_t d = {dst, dt, 1, {numel}, {1}, 0}, s = {src, dt, 1, {numel}, {1}, 0};
+  tt_view_t d = {dst, dt, 1, {numel}, {1}, 0, false, false};
+  tt_view_t s = {src, dt, 1, {numel}, {1}, 0, false, false};
   if (dst->device == src->device) return run_copy(rt, &d, &s);
   void* host = malloc(src->nbytes ? src->nbytes : 1);
   if (!host) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");

@@ -90,6 +90,10 @@ typedef struct tt_view {
   int64_t sizes[TT_MAX_RANK];
   int64_t strides[TT_MAX_RANK];
   int64_t offset;
+  /* PyTorch's lazy math bits: reads see conj(x) / -x of the stored values,
+   * writes store conj / -value (both are involutions). */
+  bool conj;
+  bool neg;
 } tt_view_t;
 
 int64_t tt_view_numel(const tt_view_t* v);
@@ -107,7 +111,7 @@ typedef struct tt_call_arg {
   tt_view_t view;             /* TENSOR on the device */
   bool on_host;               /* TENSOR that is a 0-dim host value (in `scalar`) */
   tt_dtype_t sdtype;          /* SCALAR (F64, I64 or BOOL) / on_host TENSOR dtype */
-  union { double f; int64_t i; uint64_t bits; unsigned char bytes[8]; } scalar;
+  union { double f; int64_t i; uint64_t bits; unsigned char bytes[16]; } scalar; /* 16: complex128 */
   const struct tt_call_arg* list; /* TENSORS / SCALARS: n entries (TENSOR / SCALAR / NONE) */
   int n;                      /* TENSORS, SCALARS, INTS */
   int64_t i;                  /* INT, BOOL */

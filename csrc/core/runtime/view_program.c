@@ -28,7 +28,8 @@ bool tt__view_is_contiguous(const tt_view_t* v) {
 }
 
 bool tt__view_is_full(const tt_view_t* v) {
-  return v->offset == 0 && tt__view_is_contiguous(v) &&
+  /* a view with math bits transforms the values: never moved as is */
+  return !v->conj && !v->neg && v->offset == 0 && tt__view_is_contiguous(v) &&
          (size_t)tt_view_numel(v) * tt_dtype_size(v->dtype) == tt_storage_nbytes(v->storage);
 }
 
@@ -44,8 +45,9 @@ static tt_val_t slice1(tt_shlo_fn_t* f, tt_val_t b, int64_t start, int64_t limit
 }
 
 /* The base's bytes reinterpreted as `dt` (a 1-D value, as a PyTorch storage
- * read through another dtype). Bools are bytes 0/1: they go through u8. */
-static tt_val_t as_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
+ * read through another dtype). Bools are bytes 0/1: they go through u8.
+ * Neither the base nor dt is complex here (see as_dtype). */
+static tt_val_t as_real_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
   const tt_type_t* t = tt_shlo_type(f, base);
   if (!t) return TT_SHLO_INVALID;
   if (t->dtype == dt) return base;
@@ -81,7 +83,81 @@ static tt_val_t as_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
   return dt == TT_BOOL ? tt_l_convert(f, base, TT_BOOL) : base;
 }
 
+
+/* [n] complex -> [2n] of its component dtype, (re, im) interleaved as in
+ * memory. bitcast_convert does not accept complex types: real/imag +
+ * concatenate instead. */
+static tt_val_t complex_to_parts(tt_shlo_fn_t* f, tt_val_t base) {
+  const tt_type_t* t = tt_shlo_type(f, base);
+  int64_t n = t->dims[0], d2[2] = {n, 1}, two_n = 2 * n, pair[2] = {n, 2};
+  tt_dtype_t pd = tt_dtype_real_part(t->dtype);
+  tt_type_t pt = vec_type(pd, n);
+  tt_val_t re = tt_l_reshape(f, tt_shlo_op(f, "stablehlo.real", &base, 1, &pt, NULL), 2, d2);
+  tt_val_t im = tt_l_reshape(f, tt_shlo_op(f, "stablehlo.imag", &base, 1, &pt, NULL), 2, d2);
+  tt_type_t ct = tt_type_make(pd, 2, pair);
+  tt_val_t ops[2] = {re, im};
+  tt_val_t both = tt_shlo_op(f, "stablehlo.concatenate", ops, 2, &ct, "dimension = 1 : i64");
+  return tt_l_reshape(f, both, 1, &two_n);
+}
+
+/* [2n] of a component dtype -> [n] complex (pairs (re, im)). */
+static tt_val_t parts_to_complex(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t cdt) {
+  const tt_type_t* t = tt_shlo_type(f, base);
+  int64_t m = t->dims[0];
+  if (m % 2) {
+    tt_shlo_fail(f, "reading %lld bytes as %s: not a whole number of elements",
+                 (long long)(m * (int64_t)tt_dtype_size(t->dtype)), tt_dtype_name(cdt));
+    return TT_SHLO_INVALID;
+  }
+  int64_t n = m / 2, pair[2] = {n, 2};
+  tt_val_t p = tt_l_reshape(f, base, 2, pair);
+  int64_t col[2] = {n, 1};
+  tt_type_t ct = tt_type_make(t->dtype, 2, col);
+  char a[160];
+  snprintf(a, sizeof a, "start_indices = array<i64: 0, 0>, limit_indices = array<i64: %lld, 1>, "
+                        "strides = array<i64: 1, 1>", (long long)n);
+  tt_val_t re = tt_shlo_op(f, "stablehlo.slice", &p, 1, &ct, a);
+  snprintf(a, sizeof a, "start_indices = array<i64: 0, 1>, limit_indices = array<i64: %lld, 2>, "
+                        "strides = array<i64: 1, 1>", (long long)n);
+  tt_val_t im = tt_shlo_op(f, "stablehlo.slice", &p, 1, &ct, a);
+  tt_val_t ops[2] = {tt_l_reshape(f, re, 1, &n), tt_l_reshape(f, im, 1, &n)};
+  tt_type_t rt = vec_type(cdt, n);
+  return tt_shlo_op(f, "stablehlo.complex", ops, 2, &rt, NULL);
+}
+
+/* as_real_dtype for any pair of dtypes: complex values go through their
+ * components. */
+static tt_val_t as_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
+  const tt_type_t* t = tt_shlo_type(f, base);
+  if (!t) return TT_SHLO_INVALID;
+  if (t->dtype == dt) return base;
+  if (tt_dtype_is_complex(t->dtype)) base = complex_to_parts(f, base);
+  if (!tt_dtype_is_complex(dt)) return as_real_dtype(f, base, dt);
+  base = as_real_dtype(f, base, tt_dtype_real_part(dt));
+  if (base == TT_SHLO_INVALID) return base;
+  return parts_to_complex(f, base, dt);
+}
+
+/* PyTorch's conj / neg bits of a view, applied to a value of its dtype. */
+static tt_val_t apply_math_bits(tt_shlo_fn_t* f, tt_val_t x, const tt_view_t* v) {
+  if (x == TT_SHLO_INVALID) return x;
+  if (v->conj && tt_dtype_is_complex(v->dtype)) {
+    tt_type_t ct = *tt_shlo_type(f, x), pt = ct;
+    pt.dtype = tt_dtype_real_part(ct.dtype);
+    tt_val_t re = tt_shlo_op(f, "stablehlo.real", &x, 1, &pt, NULL);
+    tt_val_t im = tt_shlo_op(f, "stablehlo.imag", &x, 1, &pt, NULL);
+    tt_val_t ops[2] = {re, tt_l_unary(f, "stablehlo.negate", im)};
+    x = tt_shlo_op(f, "stablehlo.complex", ops, 2, &ct, NULL);
+  }
+  if (v->neg) x = tt_l_unary(f, "stablehlo.negate", x);
+  return x;
+}
+
 bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
+  /* complex values cannot be bitcast: a write mixing complex and another
+   * dtype of the same size also rewrites the buffer in the view's dtype */
+  if (buf_dtype != view_dtype && (tt_dtype_is_complex(buf_dtype) || tt_dtype_is_complex(view_dtype)))
+    return true;
   return tt_dtype_size(buf_dtype) != tt_dtype_size(view_dtype);
 }
 
@@ -221,7 +297,7 @@ static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) 
   return r;
 }
 
-tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
   base = as_dtype(f, base, v->dtype);
   if (base == TT_SHLO_INVALID) return base;
   int64_t N = tt_shlo_type(f, base)->dims[0];
@@ -248,6 +324,10 @@ tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_va
   return read_gather(f, base, v, off);
 }
 
+tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+  return apply_math_bits(f, view_read(f, base, v, off), v);
+}
+
 tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off,
                         tt_val_t value) {
   const tt_type_t* bt = tt_shlo_type(f, base);
@@ -261,7 +341,7 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
     bt = tt_shlo_type(f, base);
     bdt = v->dtype;
   }
-  value = tt_l_convert(f, value, v->dtype);
+  value = apply_math_bits(f, tt_l_convert(f, value, v->dtype), v);
   if (bdt != v->dtype) { /* same size: the value's bits in the base's dtype */
     if (bdt == TT_BOOL || v->dtype == TT_BOOL) value = tt_l_convert(f, value, bdt);
     else {

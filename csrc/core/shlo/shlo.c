@@ -329,6 +329,14 @@ static void put_elem(tt_sbuf_t* b, tt_dtype_t dt, double v) {
     case TT_BF16:
       tt_sbuf_printf(b, "0x%04X", tt_f32_to_bf16_bits((float)v));
       return;
+    case TT_C64:
+    case TT_C128: /* (re, im): a real value, imaginary part +0 */
+      tt_sbuf_append(b, "(");
+      put_elem(b, tt_dtype_real_part(dt), v);
+      tt_sbuf_append(b, ", ");
+      put_elem(b, tt_dtype_real_part(dt), 0.0);
+      tt_sbuf_append(b, ")");
+      return;
     default:
       if (tt_dtype_is_unsigned_int(dt)) tt_sbuf_printf(b, "%llu", (unsigned long long)v);
       else tt_sbuf_printf(b, "%lld", (long long)v);
@@ -353,7 +361,8 @@ tt_val_t tt_shlo_const_i64(tt_shlo_fn_t* f, const tt_type_t* type, int64_t v) {
   tt_sbuf_init(&a);
   tt_sbuf_append(&a, "value = dense<");
   if (type->dtype == TT_BOOL) tt_sbuf_append(&a, v ? "true" : "false");
-  else if (tt_dtype_is_float(type->dtype)) put_elem(&a, type->dtype, (double)v);
+  else if (tt_dtype_is_float(type->dtype) || tt_dtype_is_complex(type->dtype))
+    put_elem(&a, type->dtype, (double)v);
   else if (tt_dtype_is_unsigned_int(type->dtype)) tt_sbuf_printf(&a, "%llu", (unsigned long long)v);
   else tt_sbuf_printf(&a, "%lld", (long long)v);
   tt_sbuf_append(&a, "> : ");
