@@ -24,8 +24,23 @@
   X(resample)                \
   X(rnn)                     \
   X(optim)                   \
+  X(index_more)              \
+  X(index_more_misc)         \
+  X(random_more)             \
+  X(index_more_search)       \
+  X(scan)                    \
+  X(special)                 \
+  X(linalg)                  \
+  X(nn_more)                 \
+  X(nn_more_fold)            \
+  X(linalg_decomp)           \
   X(fft)                     \
-  X(complex_ops)
+  X(complex_ops)             \
+  X(grid_sample)             \
+  X(nn_more_loss)            \
+  X(nn_more_pool)            \
+  X(nn_more_aa)              \
+  X(nn_more_ctc)
 
 #define TT_DECLARE_FAMILY(name)                   \
   extern const tt_lower_entry_t tt_lower_##name[]; \

@@ -1,0 +1,217 @@
+/* Helpers of the linalg_decomp family (see linalg_decomp.h): batched matrix
+ * plumbing and the decompositions built on XLA's Qr / Householder-product /
+ * Eigh custom calls.
+ *
+ * SVD: the symmetric (m+n)x(m+n) matrix [[0, A], [A^T, 0]] has eigenvalues
+ * +-s_i (and |m-n| zeros) with eigenvectors [u_i; +-v_i] / sqrt(2), so one
+ * Eigh gives the singular triplets without squaring the condition number (an
+ * eigh of A^T A would lose half the digits of the small singular values).
+ * The u and v halves are then made exactly orthonormal by a Householder QR
+ * whose column signs follow the halves (so u_i and v_i keep the sign they
+ * share); that also completes them to full square factors, and gives
+ * well-defined (arbitrary) singular vectors of zero singular values. */
+#include <math.h>
+#include <stdio.h>
+
+#include "linalg_decomp.h"
+
+tt_type_t tt__ld_type(tt_shlo_fn_t* f, tt_val_t v) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  return t ? *t : tt_type_scalar(TT_F32);
+}
+
+tt_val_t tt__ld_mT(tt_shlo_fn_t* f, tt_val_t a) {
+  tt_type_t t = tt__ld_type(f, a);
+  int64_t perm[TT_MAX_RANK];
+  for (int i = 0; i < t.rank; i++) perm[i] = i;
+  perm[t.rank - 1] = t.rank - 2;
+  perm[t.rank - 2] = t.rank - 1;
+  return tt_l_transpose(f, a, perm);
+}
+
+tt_val_t tt__ld_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool ta, bool tb) {
+  tt_type_t at = tt__ld_type(f, a), bt = tt__ld_type(f, b);
+  int r = at.rank, nb = r - 2;
+  tt_type_t rt = at;
+  rt.dims[r - 2] = at.dims[ta ? r - 1 : r - 2];
+  rt.dims[r - 1] = bt.dims[tb ? r - 2 : r - 1];
+  tt_sbuf_t s;
+  tt_sbuf_init(&s);
+  tt_sbuf_append(&s, "dot_dimension_numbers = #stablehlo.dot<");
+  if (nb > 0) {
+    int64_t bd[TT_MAX_RANK];
+    for (int i = 0; i < nb; i++) bd[i] = i;
+    tt_sbuf_append(&s, "lhs_batching_dimensions = ");
+    tt_shlo_fmt_i64_list(&s, bd, nb);
+    tt_sbuf_append(&s, ", rhs_batching_dimensions = ");
+    tt_shlo_fmt_i64_list(&s, bd, nb);
+    tt_sbuf_append(&s, ", ");
+  }
+  tt_sbuf_printf(&s,
+                 "lhs_contracting_dimensions = [%d], rhs_contracting_dimensions = [%d]>, "
+                 "precision_config = [#stablehlo<precision HIGHEST>, "
+                 "#stablehlo<precision HIGHEST>]",
+                 ta ? r - 2 : r - 1, tb ? r - 1 : r - 2);
+  tt_val_t ops[2] = {a, b};
+  tt_val_t out = tt_shlo_op(f, "stablehlo.dot_general", ops, 2, &rt, s.oom ? NULL : s.data);
+  if (s.oom) tt_shlo_fail(f, "out of memory formatting dot_general");
+  tt_sbuf_free(&s);
+  return out;
+}
+
+/* i1 mask of (batch..., rows, cols): col - row >= k (ge) / == k (!ge). */
+static tt_val_t diag_mask(tt_shlo_fn_t* f, const tt_type_t* t, int64_t k, bool ge) {
+  int r = t->rank;
+  tt_val_t row = tt_lt_iota(f, TT_I64, r, t->dims, r - 2);
+  tt_val_t col = tt_lt_iota(f, TT_I64, r, t->dims, r - 1);
+  tt_type_t it = tt_type_make(TT_I64, r, t->dims);
+  tt_val_t d = tt_l_binary(f, "stablehlo.subtract", col, row);
+  return tt_l_compare(f, ge ? "GE" : "EQ", d, tt_shlo_const_i64(f, &it, k));
+}
+
+tt_val_t tt__ld_triu(tt_shlo_fn_t* f, tt_val_t a, int64_t k) {
+  tt_type_t t = tt__ld_type(f, a);
+  return tt_l_select(f, diag_mask(f, &t, k, true), a, tt_shlo_const(f, &t, 0.0));
+}
+
+tt_val_t tt__ld_eye(tt_shlo_fn_t* f, const tt_type_t* batch, tt_dtype_t dt, int64_t rows,
+                    int64_t cols) {
+  tt_type_t t = *batch;
+  t.dtype = dt;
+  t.dims[t.rank - 2] = rows;
+  t.dims[t.rank - 1] = cols;
+  return tt_l_convert(f, diag_mask(f, &t, 0, false), dt);
+}
+
+void tt__ld_check_finite(tt_shlo_fn_t* f, tt_val_t a, int tri, const char* message) {
+  tt_type_t t = tt__ld_type(f, a);
+  tt_val_t bad = tt_l_compare(f, "LT", tt_l_unary(f, "stablehlo.abs", a),
+                              tt_shlo_const(f, &t, INFINITY));
+  bad = tt_l_unary(f, "stablehlo.not", bad);
+  if (tri) { /* only the triangle that is read counts */
+    tt_val_t in = diag_mask(f, &t, 0, true); /* upper incl. diagonal */
+    if (tri < 0) in = tt_l_unary(f, "stablehlo.not", diag_mask(f, &t, 1, true));
+    bad = tt_l_binary(f, "stablehlo.and", bad, in);
+  }
+  tt_val_t any = tt_lt_reduce(f, bad, (1u << t.rank) - 1, "stablehlo.or",
+                              tt_lt_const0(f, TT_BOOL, 0.0));
+  tt_shlo_add_check(f, any, TT_FAILED_PRECONDITION, message);
+}
+
+tt_val_t tt__ld_block(tt_shlo_fn_t* f, tt_val_t a, int64_t r0, int64_t r1, int64_t c0,
+                      int64_t c1) {
+  tt_type_t t = tt__ld_type(f, a);
+  int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK];
+  for (int i = 0; i < t.rank; i++) hi[i] = t.dims[i];
+  lo[t.rank - 2] = r0, hi[t.rank - 2] = r1;
+  lo[t.rank - 1] = c0, hi[t.rank - 1] = c1;
+  return tt_lt_slice(f, a, lo, hi);
+}
+
+tt_val_t tt__ld_pad_to(tt_shlo_fn_t* f, tt_val_t a, int64_t rows, int64_t cols) {
+  tt_type_t t = tt__ld_type(f, a);
+  int r = t.rank;
+  if (t.dims[r - 2] == rows && t.dims[r - 1] == cols) return a;
+  int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK] = {0};
+  hi[r - 2] = rows - t.dims[r - 2];
+  hi[r - 1] = cols - t.dims[r - 1];
+  return tt_lt_pad(f, a, tt_lt_const0(f, t.dtype, 0.0), lo, hi);
+}
+
+tt_val_t tt__ld_reverse(tt_shlo_fn_t* f, tt_val_t a, int dim) {
+  tt_type_t t = tt__ld_type(f, a);
+  return tt_shlo_opf(f, "stablehlo.reverse", &a, 1, &t, "dimensions = array<i64: %d>", dim);
+}
+
+void tt__ld_geqrf(tt_shlo_fn_t* f, tt_val_t a, tt_val_t* factored, tt_val_t* taus) {
+  tt_type_t t = tt__ld_type(f, a);
+  tt_type_t rt[2] = {t, t};
+  int r = t.rank;
+  rt[1].rank = r - 1;
+  rt[1].dims[r - 2] = t.dims[r - 2] < t.dims[r - 1] ? t.dims[r - 2] : t.dims[r - 1];
+  tt_val_t outs[2];
+  tt_shlo_op_multi(f, "stablehlo.custom_call", &a, 1, rt, 2, "call_target_name = \"Qr\"", NULL,
+                   outs);
+  *factored = outs[0];
+  *taus = outs[1];
+}
+
+tt_val_t tt__ld_orgqr(tt_shlo_fn_t* f, tt_val_t a, tt_val_t taus) {
+  tt_type_t t = tt__ld_type(f, a), tt = tt__ld_type(f, taus);
+  int r = t.rank;
+  if (tt.dims[tt.rank - 1] == 0) return tt__ld_eye(f, &t, t.dtype, t.dims[r - 2], t.dims[r - 1]);
+  tt_val_t ops[2] = {a, taus};
+  return tt_shlo_op(f, "stablehlo.custom_call", ops, 2, &t,
+                    "call_target_name = \"ProductOfElementaryHouseholderReflectors\"");
+}
+
+void tt__ld_eigh(tt_shlo_fn_t* f, tt_val_t a, bool lower, tt_val_t* values, tt_val_t* vectors) {
+  tt_type_t t = tt__ld_type(f, a);
+  tt_type_t rt[2] = {t, t};
+  rt[1].rank = t.rank - 1;
+  /* backend_config "lower,sort_eigenvalues,max_iter,tol": Jacobi sweeps until
+   * the off-diagonal norm is below tol (relative); ~2 ulp of the dtype */
+  char attr[160];
+  snprintf(attr, sizeof attr, "call_target_name = \"Eigh\", backend_config = \"%d,1,100,%s\"",
+           lower ? 1 : 0, t.dtype == TT_F64 ? "1.0e-15" : "1.0e-07");
+  tt_val_t outs[2];
+  tt_shlo_op_multi(f, "stablehlo.custom_call", &a, 1, rt, 2, attr, NULL, outs);
+  *vectors = outs[0];
+  *values = outs[1];
+}
+
+/* x (batch..., rows, k) with nearly orthogonal columns -> the first `cols`
+ * (>= k) columns of an orthonormal basis whose column j (< k) points like
+ * x's column j. */
+static tt_val_t orthonormalize(tt_shlo_fn_t* f, tt_val_t x, int64_t cols) {
+  tt_type_t t = tt__ld_type(f, x);
+  int r = t.rank;
+  int64_t k = t.dims[r - 1];
+  tt_val_t fac, taus;
+  tt__ld_geqrf(f, x, &fac, &taus);
+  tt_val_t q = tt__ld_orgqr(f, tt__ld_pad_to(f, fac, t.dims[r - 2], cols), taus);
+  /* x_j = sum_i q_i r_ij with r_jj the diagonal of fac: flip where r_jj < 0 */
+  tt_val_t d = tt__ld_block(f, fac, 0, k, 0, k);
+  tt_type_t dt = tt__ld_type(f, d);
+  d = tt_lt_sum(f, tt_l_select(f, diag_mask(f, &dt, 0, false), d, tt_shlo_const(f, &dt, 0.0)),
+                1u << (r - 2)); /* (batch..., k) */
+  tt_type_t st = tt__ld_type(f, d);
+  tt_val_t sign = tt_l_select(f, tt_l_compare(f, "LT", d, tt_shlo_const(f, &st, 0.0)),
+                              tt_shlo_const(f, &st, -1.0), tt_shlo_const(f, &st, 1.0));
+  if (cols > k) {
+    int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK] = {0};
+    hi[st.rank - 1] = cols - k;
+    sign = tt_lt_pad(f, sign, tt_lt_const0(f, t.dtype, 1.0), lo, hi);
+  }
+  tt_type_t qt = tt__ld_type(f, q);
+  int64_t bd[TT_MAX_RANK];
+  for (int i = 0; i < r - 2; i++) bd[i] = i;
+  bd[r - 2] = r - 1;
+  return tt_l_binary(f, "stablehlo.multiply", q, tt_lt_bcast_in_dim(f, sign, r, qt.dims, bd));
+}
+
+void tt__ld_svd(tt_shlo_fn_t* f, tt_val_t a, bool full, tt_val_t* u, tt_val_t* s, tt_val_t* vh) {
+  tt_type_t t = tt__ld_type(f, a);
+  int r = t.rank;
+  int64_t m = t.dims[r - 2], n = t.dims[r - 1], k = m < n ? m : n, N = m + n;
+  /* [[0, A], [A^T, 0]] */
+  int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK] = {0};
+  lo[r - 1] = m;
+  tt_val_t zero = tt_lt_const0(f, t.dtype, 0.0);
+  tt_val_t top = tt_lt_pad(f, a, zero, lo, hi);
+  lo[r - 1] = 0;
+  hi[r - 1] = n;
+  tt_val_t bottom = tt_lt_pad(f, tt__ld_mT(f, a), zero, lo, hi);
+  tt_val_t rows[2] = {top, bottom};
+  tt_val_t big = tt_lt_concat(f, rows, 2, r - 2);
+  tt_val_t vals, vecs;
+  tt__ld_eigh(f, big, true, &vals, &vecs);
+  /* the k largest eigenvalues, descending; |.| because a zero singular value
+   * may come out as a tiny negative eigenvalue */
+  vals = tt__ld_reverse(f, tt_lt_slice_dim(f, vals, r - 2, N - k, N), r - 2);
+  *s = tt_l_unary(f, "stablehlo.abs", vals);
+  if (!u && !vh) return;
+  vecs = tt__ld_reverse(f, tt__ld_block(f, vecs, 0, N, N - k, N), r - 1);
+  if (u) *u = orthonormalize(f, tt__ld_block(f, vecs, 0, m, 0, k), full ? m : k);
+  if (vh) *vh = tt__ld_mT(f, orthonormalize(f, tt__ld_block(f, vecs, m, N, 0, k), full ? n : k));
+}

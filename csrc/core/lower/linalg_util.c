@@ -1,0 +1,214 @@
+/* Helpers of the linalg family: batched matrix shapes, triangles, diagonals,
+ * triangular solves and a counted stablehlo.while. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linalg_util.h"
+
+tt_status_t tt__la_check_float(const tt_lctx_t* c, tt_dtype_t dt) {
+  if (dt == TT_F32 || dt == TT_F64) return NULL;
+  return tt_status_make(TT_UNIMPLEMENTED, "%s: not implemented for '%s' (float32 and float64 only)",
+                        c->op->name, tt_dtype_name(dt));
+}
+
+bool tt__la_empty(const tt_type_t* t) { return tt_type_numel(t) == 0; }
+
+tt_status_t tt__la_zero_outs(tt_lctx_t* c) {
+  for (int i = 0; i < c->nout; i++)
+    TT_RETURN_IF_ERROR(tt_l_set_out(c, i, tt_shlo_const(c->f, &c->out_types[i], 0.0)));
+  return NULL;
+}
+
+tt_val_t tt__la_mT(tt_shlo_fn_t* f, tt_val_t v) {
+  tt_type_t t = tt__sh_type(f, v);
+  if (t.rank < 2) return v;
+  int64_t perm[TT_MAX_RANK];
+  for (int i = 0; i < t.rank; i++) perm[i] = i;
+  perm[t.rank - 2] = t.rank - 1;
+  perm[t.rank - 1] = t.rank - 2;
+  return tt_l_transpose(f, v, perm);
+}
+
+tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const int64_t* batch) {
+  tt_type_t t = tt__sh_type(f, v);
+  int64_t dims[TT_MAX_RANK];
+  if (nb + keep > TT_MAX_RANK || keep > t.rank) {
+    tt_shlo_fail(f, "linalg: rank too large");
+    return TT_SHLO_INVALID;
+  }
+  for (int i = 0; i < nb; i++) dims[i] = batch[i];
+  for (int i = 0; i < keep; i++) dims[nb + i] = t.dims[t.rank - keep + i];
+  return tt_l_broadcast(f, v, nb + keep, dims);
+}
+
+tt_val_t tt__la_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  tt_type_t at = tt__sh_type(f, a), bt = tt__sh_type(f, b);
+  int r = at.rank, nb = r - 2;
+  tt_type_t rt = at;
+  rt.dims[r - 1] = bt.dims[r - 1];
+  tt_sbuf_t s;
+  tt_sbuf_init(&s);
+  tt_sbuf_append(&s, "dot_dimension_numbers = #stablehlo.dot<");
+  if (nb > 0) {
+    int64_t bd[TT_MAX_RANK];
+    for (int i = 0; i < nb; i++) bd[i] = i;
+    tt_sbuf_append(&s, "lhs_batching_dimensions = ");
+    tt_shlo_fmt_i64_list(&s, bd, nb);
+    tt_sbuf_append(&s, ", rhs_batching_dimensions = ");
+    tt_shlo_fmt_i64_list(&s, bd, nb);
+    tt_sbuf_append(&s, ", ");
+  }
+  tt_sbuf_printf(&s, "lhs_contracting_dimensions = [%d], rhs_contracting_dimensions = [%d]>, "
+                     "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]",
+                 r - 1, r - 2);
+  tt_val_t ops[2] = {a, b};
+  tt_val_t out = tt_shlo_op(f, "stablehlo.dot_general", ops, 2, &rt, s.data);
+  tt_sbuf_free(&s);
+  return out;
+}
+
+tt_val_t tt__la_eye(tt_shlo_fn_t* f, tt_dtype_t dt, int nb, const int64_t* batch, int64_t n) {
+  int64_t dims[TT_MAX_RANK];
+  for (int i = 0; i < nb; i++) dims[i] = batch[i];
+  dims[nb] = dims[nb + 1] = n;
+  int r = nb + 2;
+  tt_val_t eq = tt_l_compare(f, "EQ", tt_lt_iota(f, TT_I64, r, dims, r - 2),
+                             tt_lt_iota(f, TT_I64, r, dims, r - 1));
+  return tt_l_convert(f, eq, dt);
+}
+
+tt_val_t tt__la_tri(tt_shlo_fn_t* f, tt_val_t v, bool lower, int64_t k) {
+  tt_type_t t = tt__sh_type(f, v);
+  int r = t.rank;
+  tt_type_t it = t;
+  it.dtype = TT_I64;
+  /* keep (col - row) <= k (lower) or >= k (upper) */
+  tt_val_t d = tt_l_binary(f, "stablehlo.subtract", tt_lt_iota(f, TT_I64, r, t.dims, r - 1),
+                           tt_lt_iota(f, TT_I64, r, t.dims, r - 2));
+  tt_val_t keep = tt_l_compare(f, lower ? "LE" : "GE", d, tt_shlo_const_i64(f, &it, k));
+  return tt_l_select(f, keep, v, tt_shlo_const(f, &t, 0.0));
+}
+
+/* Sum of v over `dim` after zeroing (with -0.0, the additive identity that
+ * keeps every value bit-exact) where mask is false: picks one element. */
+static tt_val_t pick_sum(tt_shlo_fn_t* f, tt_val_t v, tt_val_t mask, int dim) {
+  tt_type_t t = tt__sh_type(f, v);
+  double z = tt_dtype_is_float(t.dtype) ? -0.0 : 0.0;
+  tt_val_t zero = tt_shlo_const(f, &t, z);
+  return tt_lt_reduce(f, tt_l_select(f, mask, v, zero), 1u << dim, "stablehlo.add",
+                      tt_lt_const0(f, t.dtype, z));
+}
+
+tt_val_t tt__la_diag(tt_shlo_fn_t* f, tt_val_t v) {
+  tt_type_t t = tt__sh_type(f, v);
+  int r = t.rank;
+  int64_t m = t.dims[r - 2], n = t.dims[r - 1], k = m < n ? m : n;
+  if (m != k) v = tt_lt_slice_dim(f, v, r - 2, 0, k);
+  if (n != k) v = tt_lt_slice_dim(f, v, r - 1, 0, k);
+  t = tt__sh_type(f, v);
+  tt_val_t eq = tt_l_compare(f, "EQ", tt_lt_iota(f, TT_I64, r, t.dims, r - 2),
+                             tt_lt_iota(f, TT_I64, r, t.dims, r - 1));
+  return pick_sum(f, v, eq, r - 1);
+}
+
+tt_val_t tt__la_take_rows(tt_shlo_fn_t* f, tt_val_t v, tt_val_t idx) {
+  tt_type_t t = tt__sh_type(f, v), it = tt__sh_type(f, idx);
+  int r = t.rank;
+  int64_t dims[TT_MAX_RANK], bd[TT_MAX_RANK];
+  for (int i = 0; i < r; i++) dims[i] = t.dims[i], bd[i] = i;
+  dims[r - 2] = it.dims[it.rank - 1];
+  tt_val_t ix = tt_lt_bcast_in_dim(f, tt_l_convert(f, idx, TT_I64), r, dims, bd);
+  return tt_lt_gather_dim(f, v, r - 2, ix);
+}
+
+tt_val_t tt__la_trsolve(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool left, bool lower,
+                        bool unit, bool transpose) {
+  tt_type_t bt = tt__sh_type(f, b);
+  if (tt__la_empty(&bt)) return b;
+  tt_val_t ops[2] = {a, b};
+  return tt_shlo_opf(f, "stablehlo.triangular_solve", ops, 2, &bt,
+                     "left_side = %s, lower = %s, unit_diagonal = %s, "
+                     "transpose_a = #stablehlo<transpose %s>",
+                     left ? "true" : "false", lower ? "true" : "false", unit ? "true" : "false",
+                     transpose ? "TRANSPOSE" : "NO_TRANSPOSE");
+}
+
+tt_val_t tt__la_any_nonzero(tt_shlo_fn_t* f, tt_val_t v) {
+  tt_type_t t = tt__sh_type(f, v);
+  tt_val_t nz = tt_l_compare(f, "NE", v, tt_shlo_const(f, &t, 0.0));
+  uint32_t all = t.rank >= 32 ? 0xffffffffu : (1u << t.rank) - 1u;
+  return tt_lt_reduce(f, nz, all, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+}
+
+/* Region text "({...})" -> "{...}" appended to s. */
+static void put_region(tt_sbuf_t* s, const char* region) {
+  size_t n = strlen(region);
+  if (n < 2) return;
+  char* inner = strndup(region + 1, n - 2);
+  if (!inner) {
+    s->oom = true;
+    return;
+  }
+  tt_sbuf_append(s, inner);
+  free(inner);
+}
+
+#define FORI_MAX 8
+
+/* The loop carries (i, n, vals...). */
+void tt__la_fori_dyn(tt_shlo_fn_t* f, tt_val_t n, tt_val_t* vals, int nvals, tt__la_body_t body,
+                     void* ctx) {
+  if (nvals > FORI_MAX) {
+    tt_shlo_fail(f, "linalg: too many loop values");
+    return;
+  }
+  tt_type_t ty[FORI_MAX + 2];
+  tt_val_t ops[FORI_MAX + 2], a[FORI_MAX + 2], outs[FORI_MAX + 2];
+  ty[0] = ty[1] = tt_type_scalar(TT_I64);
+  ops[0] = tt_lt_const0(f, TT_I64, 0.0);
+  ops[1] = n;
+  for (int i = 0; i < nvals; i++) {
+    ty[i + 2] = tt__sh_type(f, vals[i]);
+    ops[i + 2] = vals[i];
+  }
+  int nt = nvals + 2;
+  tt_shlo_region_begin(f, ty, nt, a);
+  tt_val_t go = tt_l_compare(f, "LT", a[0], a[1]);
+  char* cond = tt_shlo_region_end(f, &go, 1);
+  tt_shlo_region_begin(f, ty, nt, a);
+  tt_val_t next[FORI_MAX + 2];
+  for (int i = 1; i < nt; i++) next[i] = a[i];
+  body(f, a[0], next + 2, ctx);
+  next[0] = tt_l_binary(f, "stablehlo.add", a[0], tt_lt_const0(f, TT_I64, 1.0));
+  char* step = tt_shlo_region_end(f, next, nt);
+  if (!cond || !step) {
+    free(cond);
+    free(step);
+    for (int i = 0; i < nvals; i++) vals[i] = TT_SHLO_INVALID;
+    return;
+  }
+  /* stablehlo.while takes two regions: "({cond}, {body})" */
+  tt_sbuf_t s;
+  tt_sbuf_init(&s);
+  tt_sbuf_append(&s, "(");
+  put_region(&s, cond);
+  tt_sbuf_append(&s, ", ");
+  put_region(&s, step);
+  tt_sbuf_append(&s, ")");
+  free(cond);
+  free(step);
+  char* both = s.oom ? NULL : strdup(s.data);
+  tt_sbuf_free(&s);
+  if (!both) {
+    tt_shlo_fail(f, "out of memory");
+    return;
+  }
+  tt_shlo_op_multi(f, "stablehlo.while", ops, nt, ty, nt, NULL, both, outs);
+  for (int i = 0; i < nvals; i++) vals[i] = outs[i + 2];
+}
+
+void tt__la_fori(tt_shlo_fn_t* f, int64_t n, tt_val_t* vals, int nvals, tt__la_body_t body,
+                 void* ctx) {
+  tt__la_fori_dyn(f, tt_lt_const0(f, TT_I64, (double)n), vals, nvals, body, ctx);
+}
