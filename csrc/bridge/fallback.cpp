@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "bridge.h"
+#include "meta.h"
 
 namespace torch_tpu {
 namespace {
@@ -115,16 +116,6 @@ bool is_host_scalars(const c10::Argument& a, const c10::IValue& v) {
 // cached: tensor metadata, non-tensor argument values, and Scalar types (their
 // values only for the few ops whose output shape depends on them).
 
-struct TMeta {
-  std::vector<int64_t> sizes, strides;
-  at::ScalarType dtype;
-  bool defined;  // false: an undefined (not requested) output
-};
-struct MetaResult {
-  std::vector<std::vector<TMeta>> mut;                     // per argument (mutated ones)
-  std::vector<std::pair<bool, std::vector<TMeta>>> rets;   // per return: (is list, tensors)
-};
-
 const std::unordered_set<std::string> kScalarValueOps = {
     "aten::arange", "aten::range", "aten::linspace", "aten::logspace",
 };
@@ -221,59 +212,20 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   return r;
 }
 
-// The fused RNN cells that LSTM / GRU call on non-CPU devices: PyTorch has
-// no meta kernel for the GRU ones and the LSTM one fails without biases.
-// Their outputs are plain contiguous tensors in the gates' dtype: states like
-// the state argument, gate buffers (B, k*H), bias gradients (k*H) or nothing.
-bool rnn_cell_meta(const std::string& name, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
-  bool lstm = name == "aten::_thnn_fused_lstm_cell", gru = name == "aten::_thnn_fused_gru_cell";
-  bool lstm_b = name == "aten::_thnn_fused_lstm_cell_backward_impl";
-  bool gru_b = name == "aten::_thnn_fused_gru_cell_backward";
-  if (!lstm && !gru && !lstm_b && !gru_b) return false;
-  const at::Tensor st = args[(lstm || gru || lstm_b) ? 2 : 0].toTensor();
-  std::vector<int64_t> state(st.sizes().begin(), st.sizes().end());
-  at::ScalarType dt = args[lstm_b ? 4 : gru_b ? 1 : 0].toTensor().scalar_type();
-  auto gates = [&](int k) {
-    std::vector<int64_t> s = state;
-    s.back() *= k;
-    return s;
-  };
-  auto add = [&](const std::vector<int64_t>* sizes) {
-    TMeta tm{{}, {}, dt, sizes != nullptr};
-    if (sizes) {
-      tm.sizes = *sizes;
-      tm.strides.assign(sizes->size(), 1);
-      for (int64_t d = (int64_t)sizes->size() - 2; d >= 0; d--)
-        tm.strides[d] = tm.strides[d + 1] * std::max<int64_t>(1, (*sizes)[d + 1]);
-    }
-    r.rets.emplace_back(false, std::vector<TMeta>{tm});
-  };
-  r.mut.assign(args.size(), {});
-  if (lstm) {
-    auto g = gates(4);
-    add(&state), add(&state), add(&g);
-  } else if (gru) {
-    auto g = gates(5);
-    add(&state), add(&g);
-  } else if (lstm_b) {
-    auto g = gates(4);
-    std::vector<int64_t> b{g.back()};
-    add(&g), add(&state), add(args[5].toBool() ? &b : nullptr);
-  } else {
-    auto g = gates(3);
-    std::vector<int64_t> b{g.back()};
-    bool hb = args[2].toBool();
-    add(&g), add(&g), add(&state), add(hb ? &b : nullptr), add(hb ? &b : nullptr);
-  }
-  return true;
-}
-
 // Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, take
 // CPU's (tpu follows CPU): the saved statistics of batch/layer norm keep the
 // input's dtype for half types, and eval-mode batch norm saves none.
 void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
                         MetaResult& r) {
   const std::string& name = schema.name();
+  // multilabel_margin_loss of one sample, reduction 'none': CPU's loss is 0-d
+  if (name == "aten::multilabel_margin_loss_forward" && args.size() > 2 && args[0].isTensor() &&
+      args[0].toTensor().dim() <= 1 && args[2].isInt() && args[2].toInt() == 0) {
+    auto i = schema.argumentIndexWithName("output");
+    std::vector<TMeta>* loss = i && (size_t)*i < r.mut.size() && !r.mut[*i].empty() ? &r.mut[*i]
+                               : !r.rets.empty() ? &r.rets[0].second : nullptr;
+    if (loss && !loss->empty()) (*loss)[0].sizes.clear(), (*loss)[0].strides.clear();
+  }
   bool ln = name == "aten::native_layer_norm";
   bool bn = name == "aten::native_batch_norm" || name == "aten::_native_batch_norm_legit" ||
             name == "aten::_native_batch_norm_legit_no_training" ||
@@ -284,7 +236,7 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
   bool eval = name == "aten::_native_batch_norm_legit_no_training" || name == "aten::_batch_norm_no_update";
   if (bn && !eval) {
     auto ti = schema.argumentIndexWithName("training");
-    if (ti && *ti < args.size() && args[*ti].isBool()) eval = !args[*ti].toBool();
+    if (ti && (size_t)*ti < args.size() && args[*ti].isBool()) eval = !args[*ti].toBool();
   }
   auto fix = [&](TMeta& tm) {
     if (!tm.defined) return;
@@ -299,7 +251,7 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
   // out= overloads: the saved statistics are the arguments save_mean / save_invstd
   for (const char* a : {"save_mean", "save_invstd"}) {
     auto i = schema.argumentIndexWithName(a);
-    if (i && *i < r.mut.size())
+    if (i && (size_t)*i < r.mut.size())
       for (auto& tm : r.mut[*i]) fix(tm);
   }
 }
@@ -320,17 +272,20 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
     if (it != cache.end()) return it->second;
   }
   MetaResult r;
-  if (!rnn_cell_meta(info.name, args, r)) {
+  if (!meta_rule_before(op.schema(), args, r)) {
     try {
       r = run_meta(op, args);  // throws PyTorch's errors for bad input
     } catch (const c10::NotImplementedError&) {
-      // No meta kernel (e.g. _fused_adam_.tensor_lr): an op that returns
-      // nothing only rewrites its mutated arguments, whose metadata stays.
-      if (!op.schema().returns().empty()) throw;
-      r.mut.resize(args.size());
-      for (size_t i = 0; i < args.size(); i++) {
-        const auto* ai = op.schema().arguments()[i].alias_info();
-        if (ai && ai->isWrite()) r.mut[i] = tmetas(args[i]);
+      // No meta kernel: the bridge's rule for the op, else (e.g.
+      // _fused_adam_.tensor_lr) an op that returns nothing only rewrites its
+      // mutated arguments, whose metadata stays.
+      if (!meta_rule_missing(op.schema(), args, r)) {
+        if (!op.schema().returns().empty()) throw;
+        r.mut.resize(args.size());
+        for (size_t i = 0; i < args.size(); i++) {
+          const auto* ai = op.schema().arguments()[i].alias_info();
+          if (ai && ai->isWrite()) r.mut[i] = tmetas(args[i]);
+        }
       }
     }
   }
@@ -435,7 +390,8 @@ struct Marshal {
       a.n = (int)vec.size();
       return a;
     }
-    if (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::NumberType) {
+    if (v.isList() && (list_elem_kind(schema_arg.type()) == c10::TypeKind::NumberType ||
+                       list_elem_kind(schema_arg.type()) == c10::TypeKind::FloatType)) {
       auto& vec = add(lists);
       for (const c10::IValue& e : v.toList()) vec.push_back(scalar(e.toScalar()));
       a.kind = TT_ARG_SCALARS;

@@ -28,7 +28,7 @@ class Mismatch(Exception):
 # A float mismatch still inside these (rtol, atol) is reported as a near miss:
 # PyTorch's own CPU-vs-accelerator check (test_ops.py test_compare_cpu) uses 1e-3.
 NEAR_TOL = {torch.float32: (1e-3, 1e-3), torch.bfloat16: (6.4e-2, 4e-2),
-            torch.float16: (8e-3, 4e-3)}
+            torch.float16: (8e-3, 4e-3), torch.complex64: (1e-3, 1e-3)}
 
 
 def _errors(got, want):
@@ -60,8 +60,9 @@ def compare(got, want, tol, meta_only=False, path="out", expect_tpu=True):
             raise Mismatch(f"{path}: got {type(got).__name__}, expected a tensor")
         if expect_tpu and got.device.type != "tpu" and got.numel() > 0:
             raise Mismatch(f"{path}: output on {got.device}, expected tpu")
-        g = got.detach().cpu()
-        w = want.detach()
+        # conjugate / negative views materialized (view_as_real rejects them)
+        g = got.detach().cpu().resolve_conj().resolve_neg()
+        w = want.detach().resolve_conj().resolve_neg()
         if g.dtype != w.dtype:
             raise Mismatch(f"{path}: dtype {g.dtype} != {w.dtype}")
         if g.shape != w.shape:

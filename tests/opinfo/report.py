@@ -155,7 +155,8 @@ def markdown(report):
          "**err** tpu raised (usually a missing lowering); "
          "cpu-fails: the CPU reference itself raises on every sample, so the case is excluded; "
          "no-samples: nothing to run (excluded); TIMEOUT / CRASH: the case hung or killed "
-         "its process. Complex dtypes are not swept (the tpu device has no complex support yet); "
+         "its process. Complex input dtypes are not swept (the issue's dtype set); complex "
+         "outputs of float inputs (fft, eig-type linalg) are compared like float32. "
          "OpInfos whose CPU dtypes are all outside the swept set (e.g. complex-only, float64-only) "
          "have no cases.",
          "",

@@ -17,6 +17,8 @@ DEFAULT = {
     torch.float64: (1e-7, 1e-7),
     torch.bfloat16: (1.6e-2, 1e-2),   # default rtol; atol 1e-5 -> 1e-2 (one bf16 ulp near 1)
     torch.float16: (2e-3, 1e-3),      # default rtol 1e-3 doubled; atol 1e-5 -> 1e-3
+    torch.complex64: (1.3e-6, 1e-5),  # as float32 (outputs of fft / linalg on float inputs)
+    torch.complex128: (1e-7, 1e-7),
 }
 
 OVERRIDES = {

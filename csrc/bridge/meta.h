@@ -1,0 +1,31 @@
+// Output metadata of an op call (shapes, strides, dtypes), as PyTorch's meta
+// kernels give it, and the bridge's own rules for the ops that have none.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/core/function_schema.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace torch_tpu {
+
+struct TMeta {
+  std::vector<int64_t> sizes, strides;
+  at::ScalarType dtype;
+  bool defined;  // false: an undefined (not requested) output
+};
+struct MetaResult {
+  std::vector<std::vector<TMeta>> mut;                     // per argument (mutated ones)
+  std::vector<std::pair<bool, std::vector<TMeta>>> rets;   // per return: (is list, tensors)
+};
+
+// Ops whose meta kernel is missing or wrong for CPU's results (meta_rules.cpp).
+// `before`: rules that replace the meta kernel (it fails or disagrees);
+// `after`: rules tried only when the meta kernel does not exist. Both return
+// false when they do not know the op; they throw PyTorch's errors for bad input.
+bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+
+}  // namespace torch_tpu

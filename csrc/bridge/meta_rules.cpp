@@ -1,0 +1,200 @@
+// The bridge's own output-metadata rules, for ops whose meta kernel PyTorch
+// lacks (or whose meta kernel describes another backend's outputs). Each rule
+// states CPU's result layout, since tpu follows CPU.
+#include <ATen/ExpandUtils.h>
+#include <ATen/WrapDimUtils.h>
+
+#include <algorithm>
+
+#include "meta.h"
+
+namespace torch_tpu {
+namespace {
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> st(sizes.size(), 1);
+  for (int64_t d = (int64_t)sizes.size() - 2; d >= 0; d--)
+    st[d] = st[d + 1] * std::max<int64_t>(1, sizes[d + 1]);
+  return st;
+}
+
+TMeta contiguous(std::vector<int64_t> sizes, at::ScalarType dt) {
+  TMeta tm{std::move(sizes), {}, dt, true};
+  tm.strides = contiguous_strides(tm.sizes);
+  return tm;
+}
+
+// Batches of column-major matrices (LAPACK's layout): the last two dims
+// swapped, with `rows_alloc` rows allocated per column (>= the visible rows).
+TMeta column_major(std::vector<int64_t> sizes, at::ScalarType dt, int64_t rows_alloc) {
+  TMeta tm{std::move(sizes), {}, dt, true};
+  size_t n = tm.sizes.size();
+  tm.strides.assign(n, 1);
+  int64_t cols = tm.sizes[n - 1];
+  tm.strides[n - 1] = std::max<int64_t>(1, rows_alloc);
+  int64_t step = std::max<int64_t>(1, rows_alloc) * std::max<int64_t>(1, cols);
+  for (int64_t d = (int64_t)n - 3; d >= 0; d--) {
+    tm.strides[d] = step;
+    step *= std::max<int64_t>(1, tm.sizes[d]);
+  }
+  return tm;
+}
+
+TMeta like(const at::Tensor& t) { return contiguous(t.sizes().vec(), t.scalar_type()); }
+
+// The op's results: into its out= arguments when it has them, else returns.
+void emit(const c10::FunctionSchema& schema, size_t nargs, std::vector<TMeta> outs, MetaResult& r) {
+  r.mut.assign(nargs, {});
+  r.rets.clear();
+  size_t k = 0;
+  for (size_t i = 0; i < nargs && i < schema.arguments().size(); i++)
+    if (schema.arguments()[i].is_out() && k < outs.size()) r.mut[i] = {outs[k++]};
+  for (auto& tm : outs) r.rets.emplace_back(false, std::vector<TMeta>{std::move(tm)});
+}
+
+// The fused RNN cells that LSTM / GRU call on non-CPU devices: PyTorch has
+// no meta kernel for the GRU ones and the LSTM one fails without biases.
+// Their outputs are plain contiguous tensors in the gates' dtype: states like
+// the state argument, gate buffers (B, k*H), bias gradients (k*H) or nothing.
+bool rnn_cell_meta(const std::string& name, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  bool lstm = name == "aten::_thnn_fused_lstm_cell", gru = name == "aten::_thnn_fused_gru_cell";
+  bool lstm_b = name == "aten::_thnn_fused_lstm_cell_backward_impl";
+  bool gru_b = name == "aten::_thnn_fused_gru_cell_backward";
+  if (!lstm && !gru && !lstm_b && !gru_b) return false;
+  const at::Tensor st = args[(lstm || gru || lstm_b) ? 2 : 0].toTensor();
+  std::vector<int64_t> state(st.sizes().begin(), st.sizes().end());
+  at::ScalarType dt = args[lstm_b ? 4 : gru_b ? 1 : 0].toTensor().scalar_type();
+  auto gates = [&](int k) {
+    std::vector<int64_t> s = state;
+    s.back() *= k;
+    return s;
+  };
+  auto add = [&](const std::vector<int64_t>* sizes) {
+    TMeta tm{{}, {}, dt, sizes != nullptr};
+    if (sizes) tm = contiguous(*sizes, dt);
+    r.rets.emplace_back(false, std::vector<TMeta>{tm});
+  };
+  r.mut.assign(args.size(), {});
+  if (lstm) {
+    auto g = gates(4);
+    add(&state), add(&state), add(&g);
+  } else if (gru) {
+    auto g = gates(5);
+    add(&state), add(&g);
+  } else if (lstm_b) {
+    auto g = gates(4);
+    std::vector<int64_t> b{g.back()};
+    add(&g), add(&state), add(args[5].toBool() ? &b : nullptr);
+  } else {
+    auto g = gates(3);
+    std::vector<int64_t> b{g.back()};
+    bool hb = args[2].toBool();
+    add(&g), add(&g), add(&state), add(hb ? &b : nullptr), add(hb ? &b : nullptr);
+  }
+  return true;
+}
+
+// linalg_lstsq(self, b, rcond, driver) as CPU lays it out: the solution is
+// the first n rows of a column-major (max(m, n), k) buffer per batch;
+// residuals (batch, k) when m > n and the driver is not gelsy, the rank
+// (batch) unless the driver is gels, the singular values (batch, min(m, n))
+// for gelsd / gelss; absent outputs are empty.
+void lstsq_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  const at::Tensor& a = args[0].toTensor();
+  const at::Tensor& b = args[1].toTensor();
+  TORCH_CHECK(a.dim() >= 2, "torch.linalg.lstsq: input must have at least 2 dimensions.");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
+              "torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's dtype ",
+              a.scalar_type(), " and other's dtype ", b.scalar_type());
+  int64_t dd = a.dim() - b.dim();
+  TORCH_CHECK(0 <= dd && dd <= 1,
+              "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");
+  bool vec = dd == 1;
+  int64_t m = a.size(-2), n = a.size(-1);
+  TORCH_CHECK(m == (vec ? b.size(-1) : b.size(-2)), "torch.linalg.lstsq: input.size(-2) should match other.size(",
+              vec ? -1 : -2, ")");
+  std::string driver = "gelsy";
+  if (args.size() > 3 && args[3].isString()) driver = args[3].toStringRef();
+  TORCH_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss",
+              "parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  auto ab = a.sizes().slice(0, a.dim() - 2);
+  auto bb = b.sizes().slice(0, b.dim() - (vec ? 1 : 2));
+  std::vector<int64_t> batch = at::infer_size(ab, bb);
+  int64_t k = vec ? 1 : b.size(-1);
+  at::ScalarType dt = a.scalar_type();
+  std::vector<TMeta> outs;
+  std::vector<int64_t> sol = batch;
+  sol.push_back(n);
+  if (vec) {  // a column per batch: (batch, n, 1) column-major without its last dim
+    sol.push_back(1);
+    TMeta tm = column_major(sol, dt, std::max(m, n));
+    tm.sizes.pop_back();
+    tm.strides.pop_back();
+    outs.push_back(tm);
+  } else {
+    sol.push_back(k);
+    outs.push_back(column_major(sol, dt, std::max(m, n)));
+  }
+  bool svd = driver == "gelsd" || driver == "gelss";
+  std::vector<int64_t> res = batch;
+  res.push_back(k);
+  outs.push_back(m > n && driver != "gelsy" ? contiguous(res, dt) : contiguous({0}, dt));
+  outs.push_back(driver != "gels" ? contiguous(batch, at::kLong) : contiguous({0}, at::kLong));
+  std::vector<int64_t> sv = batch;
+  sv.push_back(std::min(m, n));
+  outs.push_back(svd ? contiguous(sv, dt) : contiguous({0}, dt));
+  emit(schema, args.size(), std::move(outs), r);
+}
+
+}  // namespace
+
+bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  return rnn_cell_meta(schema.name(), args, r);
+}
+
+bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  const std::string& name = schema.name();
+  auto tensor = [&](size_t i) -> const at::Tensor& { return args[i].toTensor(); };
+  // backward kernels whose gradient is a contiguous tensor like argument 1
+  // (the forward's input; the log-probabilities for CTC)
+  if (name == "aten::multi_margin_loss_backward" || name == "aten::multilabel_margin_loss_backward" ||
+      name == "aten::fractional_max_pool3d_backward" || name == "aten::_ctc_loss_backward" ||
+      name == "aten::_pdist_backward") {
+    emit(schema, args.size(), {like(tensor(1))}, r);
+    return true;
+  }
+  if (name == "aten::_logcumsumexp") {
+    at::maybe_wrap_dim(args[1].toInt(), tensor(0).dim());
+    emit(schema, args.size(), {like(tensor(0))}, r);
+    return true;
+  }
+  if (name == "aten::geqrf") {
+    const at::Tensor& a = tensor(0);
+    TORCH_CHECK(a.dim() >= 2, "torch.geqrf: input must have at least 2 dimensions.");
+    int64_t m = a.size(-2), n = a.size(-1);
+    std::vector<int64_t> tau(a.sizes().begin(), a.sizes().end() - 2);
+    tau.push_back(std::min(m, n));
+    emit(schema, args.size(), {column_major(a.sizes().vec(), a.scalar_type(), m), contiguous(tau, a.scalar_type())}, r);
+    return true;
+  }
+  if (name == "aten::histogram") {
+    const at::Tensor& x = tensor(0);
+    int64_t ne;
+    if (args[1].isTensor()) {
+      ne = args[1].toTensor().numel();
+    } else {
+      int64_t bins = args[1].toInt();
+      TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+      ne = bins + 1;
+    }
+    emit(schema, args.size(), {contiguous({std::max<int64_t>(0, ne - 1)}, x.scalar_type()), contiguous({ne}, x.scalar_type())}, r);
+    return true;
+  }
+  if (name == "aten::linalg_lstsq") {
+    lstsq_meta(schema, args, r);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace torch_tpu
