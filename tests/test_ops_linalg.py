@@ -141,3 +141,22 @@ def test_ldl():
     ld, piv = torch.linalg.ldl_factor(a)
     b = make((3, 5, 2), seed=12)
     check(torch.linalg.ldl_solve, ld, piv, b, rtol=1e-4, atol=1e-4)  # a[2] is ill-conditioned
+
+
+@pytest.mark.parametrize("fn", [torch.linalg.det, lambda a: torch.linalg.slogdet(a)[1], torch.logdet])
+@pytest.mark.parametrize("view", ["contiguous", "mT", "strided"])
+def test_det_grad_of_views(fn, view):
+    """det / slogdet save an LU for backward whose meaning (LU of A or of A^T)
+    CPU decides by A's contiguity: non-symmetric A through views."""
+    g = torch.Generator().manual_seed(3)
+    base = torch.randn(2, 4, 4, generator=g) + 4 * torch.eye(4)
+
+    def mk(b):
+        return {"contiguous": b, "mT": b.mT, "strided": torch.stack([b, b], -1)[..., 0]}[view]
+
+    ac = mk(base).detach().requires_grad_()
+    ad = mk(base.to(dev)).detach().requires_grad_()
+    assert ad.is_contiguous() == ac.is_contiguous()
+    fn(ac).sum().backward()
+    fn(ad).sum().backward()
+    torch.testing.assert_close(ad.grad.cpu(), ac.grad, rtol=1e-4, atol=1e-5)

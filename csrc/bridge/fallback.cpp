@@ -26,6 +26,15 @@ struct OpInfo {
   bool bn_stats;                    // native_batch_norm: updates running stats in place
   bool host_unless_output_size;     // data-dependent size unless output_size is given
   bool mask_indices;                // has `Tensor?[] indices`: boolean masks are expanded
+  bool lu_of_transpose;             // det / slogdet: the lowering factors A^T (see below)
+};
+
+// det and slogdet save an LU for their backward: CPU's is the LU of A^T when A
+// is contiguous, else of A (the backward reads A's contiguity to tell). The
+// lowering always factors its input transposed, so a non-contiguous A is
+// passed as A^T (a view): the LU is then that of A, and the value is the same.
+const std::unordered_set<std::string> kLuOfTransposeOps = {
+    "aten::_linalg_det", "aten::_linalg_slogdet",
 };
 
 // Ops whose output size depends on the data: they sync and run on the host.
@@ -46,7 +55,8 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
   auto ii = op.schema().argumentIndexWithName("indices");
   bool mask_indices = ii && op.schema().arguments()[*ii].type()->str() == "Tensor?[]";
   OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0,
-              on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave", mask_indices};
+              on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave", mask_indices,
+              kLuOfTransposeOps.count(on.name) > 0};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -212,6 +222,41 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   return r;
 }
 
+// An out= overload without a meta kernel (e.g. _native_batch_norm_legit.out):
+// the meta result of its functional overload, whose returns go to the out=
+// arguments in order. False when there is no such overload.
+bool functional_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  const auto& schema = op.schema();
+  std::vector<c10::IValue> fargs;
+  size_t nout = 0;
+  for (size_t i = 0; i < args.size(); i++) {
+    if (schema.arguments()[i].is_out()) nout++;
+    else fargs.push_back(args[i]);
+  }
+  if (nout == 0 || schema.overload_name().empty()) return false;
+  auto fop = c10::Dispatcher::singleton().findSchema({schema.name(), ""});
+  if (!fop || fop->schema().arguments().size() != fargs.size() || fop->schema().returns().size() != nout)
+    return false;
+  MetaResult fr;
+  try {
+    fr = run_meta(*fop, fargs);
+  } catch (const c10::NotImplementedError&) {
+    return false;
+  }
+  r.mut.assign(args.size(), {});
+  r.rets.clear();
+  size_t j = 0, k = 0;
+  for (size_t i = 0; i < args.size(); i++) {
+    if (schema.arguments()[i].is_out()) {
+      r.mut[i] = fr.rets[k].second;
+      r.rets.push_back(fr.rets[k++]);
+    } else {
+      r.mut[i] = fr.mut[j++];
+    }
+  }
+  return true;
+}
+
 // Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, take
 // CPU's (tpu follows CPU): the saved statistics of batch/layer norm keep the
 // input's dtype for half types, and eval-mode batch norm saves none.
@@ -279,7 +324,7 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
       // No meta kernel: the bridge's rule for the op, else (e.g.
       // _fused_adam_.tensor_lr) an op that returns nothing only rewrites its
       // mutated arguments, whose metadata stays.
-      if (!meta_rule_missing(op.schema(), args, r)) {
+      if (!meta_rule_missing(op.schema(), args, r) && !functional_meta(op, args, r)) {
         if (!op.schema().returns().empty()) throw;
         r.mut.resize(args.size());
         for (size_t i = 0; i < args.size(); i++) {
@@ -485,6 +530,10 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   }
   const auto& schema = op.schema();
   if (info.mask_indices) expand_mask_indices(schema, stack);
+  if (info.lu_of_transpose) {
+    c10::IValue& a = (*stack)[stack->size() - schema.arguments().size()];
+    if (a.isTensor() && a.toTensor().dim() >= 2 && !a.toTensor().is_contiguous()) a = a.toTensor().mT();
+  }
   const size_t nargs = schema.arguments().size();
   // The arguments stay on the stack until the returns are pushed.
   c10::ArrayRef<c10::IValue> args(&*(stack->end() - nargs), nargs);

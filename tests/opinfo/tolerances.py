@@ -40,6 +40,29 @@ for _name in ("matmul", "__rmatmul__", "mm", "bmm", "addmm", "addmm.decomposed",
               "nn.functional.scaled_dot_product_attention"):
     OVERRIDES[_name] = _CONTRACTION
 
+# float32 linear algebra: the tpu runs XLA decompositions (unblocked LU,
+# Householder QR, Jacobi eigh / SVD, Pade matrix_exp with its own scaling)
+# where CPU runs LAPACK's blocked algorithms; results agree to ~cond * eps, not
+# bit for bit. The sweep showed the tpu as close to a float64 run as CPU or
+# closer (docs/op_coverage.md lists the errors measured before this override).
+_LINALG = dict(dtypes=[torch.float32], rtol=1e-4, atol=1e-4,
+               reason="another float32 algorithm than LAPACK (XLA decomposition): rounding "
+                      "~ cond(A) * eps; tpu as close to float64 as CPU")
+for _name in ("triangular_solve", "linalg.eigh", "linalg.lstsq", "linalg.lstsq.grad_oriented",
+              "linalg.pinv.hermitian"):
+    OVERRIDES[_name] = _LINALG
+OVERRIDES["matrix_exp"] = dict(
+    dtypes=[torch.float32], rtol=2e-3, atol=1e-4,
+    reason="Pade approximant with another degree / scaling choice than CPU's; on the sweep's "
+           "samples (entries up to ~40) the tpu's error vs float64 is 0.016, CPU's 0.050")
+OVERRIDES["grid_sampler_3d"] = dict(
+    dtypes=[torch.float32], rtol=1e-4, atol=1e-4,
+    reason="the input gradient scatter-adds up to 8 corner contributions per element in XLA's "
+           "scatter order, CPU's loop adds them in its own order (float32 rounding)")
+OVERRIDES["fft.hfft2"] = dict(
+    dtypes=[torch.float32], rtol=1e-4, atol=1e-4,
+    reason="XLA's FFT (DUCC) and CPU's pocketfft round differently; both are ~2e-5 from float64")
+
 
 def tolerance(op_name, dtype):
     """(rtol, atol) used to compare op_name's outputs of this dtype."""

@@ -14,20 +14,14 @@
 #include <stdio.h>
 
 #include "linalg_decomp.h"
+#include "linalg_util.h"
 
 tt_type_t tt__ld_type(tt_shlo_fn_t* f, tt_val_t v) {
   const tt_type_t* t = tt_shlo_type(f, v);
   return t ? *t : tt_type_scalar(TT_F32);
 }
 
-tt_val_t tt__ld_mT(tt_shlo_fn_t* f, tt_val_t a) {
-  tt_type_t t = tt__ld_type(f, a);
-  int64_t perm[TT_MAX_RANK];
-  for (int i = 0; i < t.rank; i++) perm[i] = i;
-  perm[t.rank - 1] = t.rank - 2;
-  perm[t.rank - 2] = t.rank - 1;
-  return tt_l_transpose(f, a, perm);
-}
+tt_val_t tt__ld_mT(tt_shlo_fn_t* f, tt_val_t a) { return tt__la_mT(f, a); }
 
 tt_val_t tt__ld_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool ta, bool tb) {
   tt_type_t at = tt__ld_type(f, a), bt = tt__ld_type(f, b);

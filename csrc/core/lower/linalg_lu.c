@@ -12,7 +12,8 @@
  * Like CPU (torch 2.13), det and slogdet factor A^T: CPU does so when A is
  * contiguous, which is what the lowering assumes (it cannot see strides), so
  * their LU / pivots outputs are those of A^T (det's backward solves with them
- * accordingly). solve and inv factor A itself, as CPU does. */
+ * accordingly). For a non-contiguous A, where CPU factors A itself, the
+ * bridge passes A^T. solve and inv factor A itself, as CPU does. */
 #include <float.h>
 #include <math.h>
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "linalg_util.h"
+#include "linalg_decomp.h"
 
 tt_status_t tt__la_check_float(const tt_lctx_t* c, tt_dtype_t dt) {
   if (dt == TT_F32 || dt == TT_F64) return NULL;
@@ -43,29 +44,7 @@ tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const in
 }
 
 tt_val_t tt__la_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
-  tt_type_t at = tt__sh_type(f, a), bt = tt__sh_type(f, b);
-  int r = at.rank, nb = r - 2;
-  tt_type_t rt = at;
-  rt.dims[r - 1] = bt.dims[r - 1];
-  tt_sbuf_t s;
-  tt_sbuf_init(&s);
-  tt_sbuf_append(&s, "dot_dimension_numbers = #stablehlo.dot<");
-  if (nb > 0) {
-    int64_t bd[TT_MAX_RANK];
-    for (int i = 0; i < nb; i++) bd[i] = i;
-    tt_sbuf_append(&s, "lhs_batching_dimensions = ");
-    tt_shlo_fmt_i64_list(&s, bd, nb);
-    tt_sbuf_append(&s, ", rhs_batching_dimensions = ");
-    tt_shlo_fmt_i64_list(&s, bd, nb);
-    tt_sbuf_append(&s, ", ");
-  }
-  tt_sbuf_printf(&s, "lhs_contracting_dimensions = [%d], rhs_contracting_dimensions = [%d]>, "
-                     "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]",
-                 r - 1, r - 2);
-  tt_val_t ops[2] = {a, b};
-  tt_val_t out = tt_shlo_op(f, "stablehlo.dot_general", ops, 2, &rt, s.data);
-  tt_sbuf_free(&s);
-  return out;
+  return tt__ld_matmul(f, a, b, false, false);
 }
 
 tt_val_t tt__la_eye(tt_shlo_fn_t* f, tt_dtype_t dt, int nb, const int64_t* batch, int64_t n) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linalg_util.h"
 #include "lower_elementwise.h"
 #include "shape_util.h"
 #include "tt_lower_tables.h"
@@ -285,6 +286,32 @@ static tt_val_t beta_step(tt_shlo_fn_t* f, const tt_val_t* a, const ctc_t* x) {
   return tt_l_select(f, is_last, start, rec);
 }
 
+/* One step of the per-class log-sum-exp: i counts s down from S - 1;
+ * vals = {acc (T, N, C), alpha + beta (T, N, S), labels (N, S)}. */
+static void class_lse_step(tt_shlo_fn_t* f, tt_val_t i, tt_val_t* vals, void* ctx) {
+  const ctc_t* x = ctx;
+  tt_val_t acc = vals[0];
+  tt_val_t s = tt_l_binary(f, "stablehlo.subtract", tt_lt_const0(f, TT_I64, (double)(x->S - 1)), i);
+  tt_val_t zero = tt_lt_const0(f, TT_I64, 0);
+  tt_type_t abt = tt__sh_type(f, vals[1]), lt = tt__sh_type(f, vals[2]);
+  abt.dims[2] = 1;
+  lt.dims[1] = 1;
+  tt_val_t ops3[4] = {vals[1], zero, zero, s}, ops2[3] = {vals[2], zero, s};
+  tt_val_t col = tt_shlo_opf(f, "stablehlo.dynamic_slice", ops3, 4, &abt, "slice_sizes = array<i64: %lld, %lld, 1>",
+                             (long long)x->T, (long long)x->N);
+  tt_val_t lab = tt_shlo_opf(f, "stablehlo.dynamic_slice", ops2, 3, &lt, "slice_sizes = array<i64: %lld, 1>",
+                             (long long)x->N);
+  int64_t dc[3] = {x->T, x->N, x->C}, dt1[2] = {x->T, x->N}, d1[1] = {x->N}, b01[2] = {0, 1}, b1[1] = {1};
+  tt_val_t v = tt_lt_bcast_in_dim(f, tt_l_reshape(f, col, 2, dt1), 3, dc, b01);
+  tt_val_t hit = tt_l_compare(f, "EQ", tt_lt_iota(f, TT_I64, 3, dc, 2),
+                              tt_lt_bcast_in_dim(f, tt_l_reshape(f, lab, 1, d1), 3, dc, b1));
+  tt_val_t m = tt_l_select(f, tt_l_compare(f, "GT", v, acc), v, acc);
+  tt_val_t l2 = tt__ew_add(f, tt_l_unary(f, "stablehlo.log", tt__ew_add(f, tt_l_unary(f, "stablehlo.exponential", tt__ew_sub(f, acc, m)),
+                                                                   tt_l_unary(f, "stablehlo.exponential", tt__ew_sub(f, v, m)))), m);
+  tt_val_t upd = tt_l_select(f, tt__ew_cmpk(f, "EQ", acc, NEGINF), v, l2);
+  vals[0] = tt_l_select(f, hit, upd, acc);
+}
+
 /* _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
  * neg_log_likelihood, log_alpha, blank, zero_infinity) -> grad wrt log_probs */
 static tt_status_t lower_ctc_bwd(tt_lctx_t* c) {
@@ -301,21 +328,12 @@ static tt_status_t lower_ctc_bwd(tt_lctx_t* c) {
   tt_val_t none = full(f, x.dt, 2, d2, NEGINF);
   tt_val_t beta = run_loop(f, none, full(f, x.dt, 3, d3, NEGINF), x.T - 1, -1, beta_step, &x);
   tt_val_t ab = tt__ew_add(f, tt_l_transpose(f, tt_l_convert(f, c->args[6].val, x.dt), perm), beta);
-  /* per class: log-sum-exp over s (descending, as CPU accumulates) of alpha + beta */
-  int64_t dc[3] = {x.T, x.N, x.C}, b01[2] = {0, 1}, b1[1] = {1};
-  tt_val_t cls = tt_lt_iota(f, TT_I64, 3, dc, 2);
-  tt_val_t acc = full(f, x.dt, 3, dc, NEGINF);
-  for (int64_t s = x.S - 1; s >= 0; s--) {
-    int64_t d1[1] = {x.N}, dt1[2] = {x.T, x.N};
-    tt_val_t v = tt_lt_bcast_in_dim(f, tt_l_reshape(f, tt_lt_slice_dim(f, ab, 2, s, s + 1), 2, dt1), 3, dc, b01);
-    tt_val_t lab = tt_l_reshape(f, tt_lt_slice_dim(f, x.lab, 1, s, s + 1), 1, d1);
-    tt_val_t hit = tt_l_compare(f, "EQ", cls, tt_lt_bcast_in_dim(f, lab, 3, dc, b1));
-    tt_val_t m = tt_l_select(f, tt_l_compare(f, "GT", v, acc), v, acc);
-    tt_val_t l2 = tt__ew_add(f, tt_l_unary(f, "stablehlo.log", tt__ew_add(f, tt_l_unary(f, "stablehlo.exponential", tt__ew_sub(f, acc, m)),
-                                                                     tt_l_unary(f, "stablehlo.exponential", tt__ew_sub(f, v, m)))), m);
-    tt_val_t upd = tt_l_select(f, tt__ew_cmpk(f, "EQ", acc, NEGINF), v, l2);
-    acc = tt_l_select(f, hit, upd, acc);
-  }
+  /* per class: log-sum-exp over s (descending, as CPU accumulates) of alpha
+   * + beta, as a loop over s (unrolled, XLA's fusion of the chain blows up) */
+  int64_t dc[3] = {x.T, x.N, x.C}, b1[1] = {1};
+  tt_val_t lv[3] = {full(f, x.dt, 3, dc, NEGINF), ab, x.lab};
+  tt__la_fori(f, x.S, lv, 3, class_lse_step, &x);
+  tt_val_t acc = lv[0];
   tt_val_t lp = tt_l_convert(f, c->args[1].val, x.dt);
   tt_val_t nll = tt_lt_bcast_in_dim(f, tt_l_convert(f, c->args[5].val, x.dt), 3, dc, b1);
   tt_val_t gr = tt_lt_bcast_in_dim(f, tt_l_convert(f, c->args[0].val, x.dt), 3, dc, b1);
