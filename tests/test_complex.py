@@ -122,7 +122,10 @@ def test_conj_physical():
     lambda a, b: a @ b.T, lambda a, b: torch.cat([a, b]),
     lambda a, b: torch.where(a.real > 0, a, b), lambda a, b: torch.nn.functional.pad(a, (1, 2)),
     lambda a, b: a[torch.tensor([2, 0], device=a.device)],
-], ids=["add", "sub_conj", "mul", "neg", "mul_int", "mul_imag", "sum", "sum_dim", "matmul", "cat", "where", "pad", "index"])
+    lambda a, b: a * (2 - 0.5j), lambda a, b: a + (1 + 3j),
+    lambda a, b: a.abs(), lambda a, b: torch.sgn(torch.where(a.real > 0, a, a * 0)), lambda a, b: a.angle(),
+], ids=["add", "sub_conj", "mul", "neg", "mul_int", "mul_imag", "sum", "sum_dim", "matmul", "cat", "where", "pad",
+        "index", "mul_complex_scalar", "add_complex_scalar", "abs", "sgn_with_zeros", "angle"])
 def test_supported_ops(fn):
     check(fn, cmake((3, 4)), cmake((3, 4), seed=5))
 
@@ -140,6 +143,17 @@ def test_grad_through_complex():
     loss(ad, bd).backward()
     torch.testing.assert_close(ad.grad.cpu(), ac.grad)
     torch.testing.assert_close(bd.grad.cpu(), bc.grad)
+
+
+def test_polar_grad():
+    """polar's backward runs sgn of a complex tensor and complex Scalars."""
+    a, t = make((5,), low=0.1, high=2), make((5,), seed=2)
+    ac, tc = a.clone().requires_grad_(True), t.clone().requires_grad_(True)
+    ad, td = a.to(dev).requires_grad_(True), t.to(dev).requires_grad_(True)
+    torch.view_as_real(torch.polar(ac, tc)).pow(2).sum().backward()
+    torch.view_as_real(torch.polar(ad, td)).pow(2).sum().backward()
+    torch.testing.assert_close(ad.grad.cpu(), ac.grad)
+    torch.testing.assert_close(td.grad.cpu(), tc.grad)
 
 
 def test_complex32_is_refused():

@@ -395,8 +395,12 @@ struct Marshal {
     } else if (s.isIntegral(false)) {
       a.sdtype = TT_I64;
       a.scalar.i = s.toLong();
+    } else if (s.isComplex()) {  // complex128: real then imaginary part
+      c10::complex<double> z = s.toComplexDouble();
+      double parts[2] = {z.real(), z.imag()};
+      a.sdtype = TT_C128;
+      std::memcpy(a.scalar.bytes, parts, sizeof parts);
     } else {
-      TORCH_CHECK(!s.isComplex(), "complex scalars are not supported on the tpu device yet");
       a.sdtype = TT_F64;
       a.scalar.f = s.toDouble();
     }

@@ -292,8 +292,10 @@ def _run_backward(op, sample, tol):
         leaves = [t for t in flatten([inp, list(args), kwargs])
                   if isinstance(t, torch.Tensor) and t.requires_grad]
         out = sample.output_process_fn_grad(_seeded(seed, op.op, inp, *args, **kwargs))
-        outs = [o for o in flatten(out)
-                if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
+        # complex outputs (fft, ...) enter the loss through their real view
+        outs = [torch.view_as_real(o.resolve_conj()) if o.is_complex() else o for o in flatten(out)
+                if isinstance(o, torch.Tensor) and o.requires_grad
+                and (o.is_floating_point() or o.is_complex())]
         return leaves, outs, m
 
     try:

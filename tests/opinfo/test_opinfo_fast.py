@@ -29,12 +29,19 @@ FORWARD = [
     "cat", "stack", "view", "reshape", "permute", "transpose", "t", "unsqueeze",
     "squeeze", "expand", "flatten", "split", "chunk", "flip", "clone", "contiguous",
     "zeros_like", "full_like",
+    # linalg, fft, special functions, scans and searching (families added later)
+    "linalg.cholesky", "linalg.inv", "linalg.det", "linalg.solve", "linalg.qr", "linalg.eigh",
+    "fft.fft", "fft.rfft", "fft.irfft", "special.i0e", "digamma", "lgamma", "erfinv",
+    "special.bessel_j0", "cummax", "logcumsumexp", "searchsorted", "bucketize", "histc",
+    "index_reduce.prod", "nn.functional.unfold", "nn.functional.multi_margin_loss",
 ]
 
 BACKWARD = [
     "add", "mul", "div.no_rounding_mode", "exp", "tanh", "sigmoid", "nn.functional.relu",
     "nn.functional.gelu", "sum", "mean", "amax", "mm", "matmul", "nn.functional.linear",
     "softmax", "log_softmax", "index_select", "cat", "permute", "expand",
+    "linalg.det", "linalg.inv", "linalg.cholesky", "fft.rfft", "logcumsumexp",
+    "nn.functional.grid_sample",
 ]
 
 SAMPLES = 3

@@ -3,6 +3,7 @@
  * conj are views (the bridge and the runtime's view reads handle them); these
  * are the ops that compute. Which ops may see complex tensors at all is
  * decided in core/runtime/complex_gate.c. */
+#include "lower_elementwise.h"
 #include "tt_lower_tables.h"
 
 /* re + i*im in dtype cdt; re and im real, already broadcast to one shape. */
@@ -58,12 +59,10 @@ static tt_status_t lower_conj_physical(tt_lctx_t* c) {
 }
 
 /* abs / angle / sgn of a complex tensor (arg 0), for the families that own
- * those ATen names (unary.c, special.c): they can delegate complex inputs to
- * tt_lower_find("tt::complex_abs")->fn(c) etc. and list the op in
- * core/runtime/complex_gate.c. abs = hypot(re, im) and angle = atan2(im, re)
- * as std::abs / std::arg; sgn = z / |z|, 0 at 0. */
-enum { CX_ABS, CX_ANGLE, CX_SGN };
-static tt_status_t lower_complex_unary(tt_lctx_t* c) {
+ * those ATen names (unary.c, special_misc.c): they delegate complex inputs
+ * here; the ops are listed in core/runtime/complex_gate.c. abs = hypot(re,
+ * im) and angle = atan2(im, re) as std::abs / std::arg; sgn = z / |z|, 0 at 0. */
+tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t z = c->args[0].val;
   const tt_type_t* t = tt_shlo_type(f, z);
@@ -72,10 +71,10 @@ static tt_status_t lower_complex_unary(tt_lctx_t* c) {
   tt_type_t pt = *t;
   pt.dtype = tt_dtype_real_part(t->dtype);
   tt_val_t mag = tt_shlo_op(f, "stablehlo.abs", &z, 1, &pt, NULL);
-  switch (c->op->param) {
-    case CX_ABS:
+  switch (which) {
+    case TT_CX_ABS:
       return tt_l_set_out(c, 0, mag);
-    case CX_ANGLE: {
+    case TT_CX_ANGLE: {
       tt_val_t ops[2] = {tt_shlo_op(f, "stablehlo.imag", &z, 1, &pt, NULL),
                          tt_shlo_op(f, "stablehlo.real", &z, 1, &pt, NULL)};
       return tt_l_set_out(c, 0, tt_shlo_op(f, "stablehlo.atan2", ops, 2, &pt, NULL));
@@ -90,6 +89,8 @@ static tt_status_t lower_complex_unary(tt_lctx_t* c) {
   }
 }
 
+static tt_status_t lower_complex_unary(tt_lctx_t* c) { return tt__cx_unary(c, (int)c->op->param); }
+
 #define R(name, fn, param) {"aten::" name, fn, param, 0}
 const tt_lower_entry_t tt_lower_complex_ops[] = {
     R("complex", lower_complex, 0),
@@ -99,8 +100,8 @@ const tt_lower_entry_t tt_lower_complex_ops[] = {
     R("_conj_physical", lower_conj_physical, 0),
     R("conj_physical.out", lower_conj_physical, 0),
     R("conj_physical_", lower_conj_physical, 0),
-    {"tt::complex_abs", lower_complex_unary, CX_ABS, 0},
-    {"tt::complex_angle", lower_complex_unary, CX_ANGLE, 0},
-    {"tt::complex_sgn", lower_complex_unary, CX_SGN, 0},
+    {"tt::complex_abs", lower_complex_unary, TT_CX_ABS, 0},
+    {"tt::complex_angle", lower_complex_unary, TT_CX_ANGLE, 0},
+    {"tt::complex_sgn", lower_complex_unary, TT_CX_SGN, 0},
 };
 const int tt_lower_complex_ops_count = TT_TABLE_COUNT(tt_lower_complex_ops);

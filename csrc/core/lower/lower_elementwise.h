@@ -93,6 +93,10 @@ typedef enum tt__ew_uop {
 } tt__ew_uop_t;
 
 tt_status_t tt__ew_lower_unary(tt_lctx_t* c);
+/* abs / angle / sgn of complex arg 0 (complex_ops.c), for the families that
+ * own those names; which: TT_CX_ABS, TT_CX_ANGLE, TT_CX_SGN. */
+enum { TT_CX_ABS, TT_CX_ANGLE, TT_CX_SGN };
+tt_status_t tt__cx_unary(tt_lctx_t* c, int which);
 tt_status_t tt__ew_lower_act(tt_lctx_t* c);
 
 /* ---- binary-family lowerings living outside binary.c (binary_misc.c) ------- */

@@ -353,8 +353,7 @@ tt_status_t tt__sp_lower_misc(tt_lctx_t* c) {
   tt_dtype_t pd = tt_l_promote(c, idx, m->arity);
   tt_val_t v[2];
   if (m->kind == MK_FLOAT) {
-    if (p == TT_SP_ANGLE && tt_dtype_is_complex(pd))
-      return tt_status_make(TT_UNIMPLEMENTED, "%s: complex inputs are not supported", c->op->name);
+    if (p == TT_SP_ANGLE && tt_dtype_is_complex(pd)) return tt__cx_unary(c, TT_CX_ANGLE);
     tt__sp_float_args(c, idx, m->arity, v, NULL);
   } else {
     TT_RETURN_IF_ERROR(tt__ew_check(c, pd, m->kind == MK_RAW ? TT_EW_FLOAT : TT_EW_INT));

@@ -228,6 +228,10 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c) {
   if (c->nargs < 1 || c->args[0].kind != TT_ARG_TENSOR)
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: expected a tensor", c->op->name);
   tt_dtype_t in = tt_l_arg_dtype(c, 0);
+  /* complex abs / sgn: the complex family's lowerings (sign refuses complex, as on CPU) */
+  if (tt_dtype_is_complex(in) && p == TT_U_ABS) return tt__cx_unary(c, TT_CX_ABS);
+  if (tt_dtype_is_complex(in) && p == TT_U_SIGN && !strncmp(c->op->name, "aten::sgn", 9))
+    return tt__cx_unary(c, TT_CX_SGN);
   TT_RETURN_IF_ERROR(tt__ew_check(c, in, u->accept));
   tt_val_t x = c->args[0].val;
   bool is_int = in == TT_BOOL || !tt_dtype_is_float(in);

@@ -22,6 +22,8 @@ static const char* const k_complex_ops[] = {
     "aten::_conj_physical", "aten::conj_physical", "aten::conj_physical_", "aten::complex",
     "aten::polar", "aten::_fft_r2c", "aten::_fft_c2r", "aten::_fft_c2c", "tt::complex_abs",
     "tt::complex_angle", "tt::complex_sgn",
+    /* abs / sgn (unary.c) and angle (special_misc.c) delegate complex inputs to the above */
+    "aten::abs", "aten::sgn", "aten::angle",
 };
 
 /* Arithmetic that is right on complex values only when every tensor is
