@@ -158,8 +158,7 @@ bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVa
   // backward kernels whose gradient is a contiguous tensor like argument 1
   // (the forward's input; the log-probabilities for CTC)
   if (name == "aten::multi_margin_loss_backward" || name == "aten::multilabel_margin_loss_backward" ||
-      name == "aten::fractional_max_pool3d_backward" || name == "aten::_ctc_loss_backward" ||
-      name == "aten::_pdist_backward") {
+      name == "aten::fractional_max_pool3d_backward" || name == "aten::_ctc_loss_backward") {
     emit(schema, args.size(), {like(tensor(1))}, r);
     return true;
   }

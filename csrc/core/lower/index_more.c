@@ -6,12 +6,9 @@
 #include <string.h>
 
 #include "lower_tensor_util.h"
+#include "shape_util.h"
 #include "tt_lower_tables.h"
 
-static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  return t ? *t : tt_type_scalar(TT_F32);
-}
 
 static tt_type_t with_dtype(tt_type_t t, tt_dtype_t dt) {
   t.dtype = dt;
@@ -22,7 +19,7 @@ static int wrap_dim(int64_t d, int rank) { return rank ? (int)tt_l_wrap_dim(d, r
 
 /* A flat (n, 1) i64 index into `size` entries, checked with CPU's message. */
 static tt_val_t flat_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, const char* msg) {
-  tt_type_t it = type_of(f, idx);
+  tt_type_t it = tt__sh_type(f, idx);
   int64_t n = tt_type_numel(&it), d2[2] = {n, 1};
   return tt_l_reshape(f, tt_lt_fix_index_checked(f, idx, size, TT_OUT_OF_RANGE, msg), 2, d2);
 }
@@ -31,14 +28,14 @@ static tt_val_t flat_index(tt_shlo_fn_t* f, tt_val_t idx, int64_t size, const ch
  * self's shape with dim resized to n (0-d src: a 0-d or 1-d self). */
 static tt_val_t scatter_along(tt_shlo_fn_t* f, tt_val_t self, int dim, tt_val_t idx2, tt_val_t src,
                               const char* body) {
-  tt_type_t st = type_of(f, self);
+  tt_type_t st = tt__sh_type(f, self);
   if (st.rank == 0) {
     tt_val_t u = tt_l_reshape(f, src, 0, NULL);
     return body ? tt_l_binary(f, body, self, u) : u;
   }
-  if (type_of(f, src).rank != st.rank) {
+  if (tt__sh_type(f, src).rank != st.rank) {
     int64_t d[TT_MAX_RANK];
-    for (int i = 0; i < st.rank; i++) d[i] = i == dim ? type_of(f, idx2).dims[0] : st.dims[i];
+    for (int i = 0; i < st.rank; i++) d[i] = i == dim ? tt__sh_type(f, idx2).dims[0] : st.dims[i];
     src = tt_l_reshape(f, src, st.rank, d);
   }
   int64_t win[TT_MAX_RANK], d1[1] = {dim};
@@ -56,7 +53,7 @@ static tt_val_t scatter_along(tt_shlo_fn_t* f, tt_val_t self, int dim, tt_val_t 
 static tt_status_t lower_index_reduce(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t self = c->args[0].val;
-  tt_type_t st = type_of(f, self);
+  tt_type_t st = tt__sh_type(f, self);
   tt_dtype_t dt = st.dtype;
   int dim = wrap_dim(c->args[1].i, st.rank);
   const char* red = c->args[4].str ? c->args[4].str : "";
@@ -80,10 +77,10 @@ static tt_status_t lower_index_reduce(tt_lctx_t* c) {
                           "index_reduce(): Expected reduce to be one of prod, mean, amax or amin.");
   }
   tt_val_t idx = flat_index(f, c->args[2].val, st.rank ? st.dims[dim] : 1, "index out of bounds");
-  int64_t n = type_of(f, idx).dims[0];
+  int64_t n = tt__sh_type(f, idx).dims[0];
   if (n == 0 || tt_type_numel(&st) == 0) return tt_l_set_out(c, 0, self);
   tt_val_t src = tt_l_convert(f, c->args[3].val, dt);
-  tt_type_t srt = type_of(f, src);
+  tt_type_t srt = tt__sh_type(f, src);
   tt_val_t base = self;
   if (!include_self) {
     tt_type_t bt = with_dtype(st, TT_BOOL), bs = with_dtype(srt, TT_BOOL);
@@ -111,13 +108,13 @@ static tt_status_t lower_index_reduce(tt_lctx_t* c) {
 static tt_status_t lower_index_copy(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t self = c->args[0].val;
-  tt_type_t st = type_of(f, self);
+  tt_type_t st = tt__sh_type(f, self);
   int dim = wrap_dim(c->args[1].i, st.rank);
   char msg[128];
   snprintf(msg, sizeof msg, "index_copy_(): index is out of bounds for dimension %d with size %lld", dim,
            (long long)(st.rank ? st.dims[dim] : 1));
   tt_val_t idx = flat_index(f, c->args[2].val, st.rank ? st.dims[dim] : 1, msg);
-  if (type_of(f, idx).dims[0] == 0 || tt_type_numel(&st) == 0) return tt_l_set_out(c, 0, self);
+  if (tt__sh_type(f, idx).dims[0] == 0 || tt_type_numel(&st) == 0) return tt_l_set_out(c, 0, self);
   tt_val_t src = tt_l_convert(f, c->args[3].val, st.dtype);
   return tt_l_set_out(c, 0, scatter_along(f, self, dim, idx, src, NULL));
 }
@@ -132,12 +129,12 @@ static tt_status_t lower_masked_scatter(tt_lctx_t* c) {
   const tt_type_t* ot = &c->out_types[0];
   tt_val_t self = tt_l_broadcast(f, c->args[0].val, ot->rank, ot->dims);
   tt_val_t mask = tt_l_broadcast(f, tt_l_convert(f, c->args[1].val, TT_BOOL), ot->rank, ot->dims);
-  tt_type_t srt = type_of(f, c->args[2].val);
+  tt_type_t srt = tt__sh_type(f, c->args[2].val);
   int64_t n = tt_type_numel(ot), ns = tt_type_numel(&srt);
   if (n == 0) return tt_l_set_out(c, 0, self);
   tt_val_t flat = tt_l_reshape(f, mask, 1, &n);
   tt_val_t pos = tt_lt_scan(f, tt_l_convert(f, flat, TT_I64), 0, "stablehlo.add");
-  tt_type_t pt = type_of(f, pos);
+  tt_type_t pt = tt__sh_type(f, pos);
   tt_val_t total = tt_l_reshape(f, tt_lt_slice_dim(f, pos, 0, n - 1, n), 0, NULL);
   tt_shlo_add_check(f, tt_l_compare(f, "GT", total, tt_lt_const0(f, TT_I64, (double)ns)), TT_INTERNAL,
                     "masked_scatter: Number of elements of source < number of ones in mask");
@@ -157,7 +154,7 @@ static tt_status_t lower_masked_scatter(tt_lctx_t* c) {
 static tt_status_t lower_take(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
-  tt_type_t st = type_of(f, c->args[0].val);
+  tt_type_t st = tt__sh_type(f, c->args[0].val);
   int64_t n = tt_type_numel(&st);
   char msg[128];
   snprintf(msg, sizeof msg, "out of range: tried to access index on a tensor of %lld elements.", (long long)n);
@@ -174,12 +171,12 @@ static tt_status_t lower_take(tt_lctx_t* c) {
 static tt_status_t lower_put(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t self = c->args[0].val;
-  tt_type_t st = type_of(f, self);
+  tt_type_t st = tt__sh_type(f, self);
   int64_t n = tt_type_numel(&st);
   char msg[128];
   snprintf(msg, sizeof msg, "out of range: tried to access index on a tensor of %lld elements.", (long long)n);
   tt_val_t idx = flat_index(f, c->args[1].val, n, msg);
-  int64_t k = type_of(f, idx).dims[0];
+  int64_t k = tt__sh_type(f, idx).dims[0];
   if (n == 0 || k == 0) return tt_l_set_out(c, 0, self);
   bool acc = c->args[3].kind == TT_ARG_BOOL && c->args[3].i;
   const char* body = acc ? (st.dtype == TT_BOOL ? "stablehlo.or" : "stablehlo.add") : NULL;
@@ -192,14 +189,14 @@ static tt_status_t lower_put(tt_lctx_t* c) {
 
 /* The p-norm of each row of a 2-d x (float dtype), as linalg_vector_norm. */
 static tt_val_t row_norm(tt_shlo_fn_t* f, tt_val_t x, double p) {
-  tt_type_t t = type_of(f, x);
+  tt_type_t t = tt__sh_type(f, x);
   tt_val_t a = tt_l_unary(f, "stablehlo.abs", x);
   if (isinf(p)) return tt_lt_extreme(f, a, 2u, p > 0);
   if (p == 0) return tt_lt_sum(f, tt_l_convert(f, tt_l_compare(f, "NE", a, tt_shlo_const(f, &t, 0.0)), t.dtype), 2u);
   if (p == 1) return tt_lt_sum(f, a, 2u);
   if (p == 2) return tt_l_unary(f, "stablehlo.sqrt", tt_lt_sum(f, tt_l_binary(f, "stablehlo.multiply", a, a), 2u));
   tt_val_t s = tt_lt_sum(f, tt_l_binary(f, "stablehlo.power", a, tt_shlo_const(f, &t, p)), 2u);
-  tt_type_t rt = type_of(f, s);
+  tt_type_t rt = tt__sh_type(f, s);
   return tt_l_binary(f, "stablehlo.power", s, tt_shlo_const(f, &rt, 1.0 / p));
 }
 
@@ -209,20 +206,20 @@ static tt_val_t row_norm(tt_shlo_fn_t* f, tt_val_t x, double p) {
 static tt_status_t lower_embedding_renorm(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t self = c->args[0].val;
-  tt_type_t st = type_of(f, self);
+  tt_type_t st = tt__sh_type(f, self);
   if (st.rank != 2) return tt_status_make(TT_INVALID_ARGUMENT, "embedding_renorm_: self must be 2-D");
   if (!tt_dtype_is_float(st.dtype))
     return tt_status_make(TT_INVALID_ARGUMENT, "embedding_renorm_: expected a floating point tensor");
   tt_val_t idx = flat_index(f, c->args[1].val, st.dims[0], "index out of range in self");
-  if (type_of(f, idx).dims[0] == 0 || tt_type_numel(&st) == 0) return tt_l_set_out(c, 0, self);
+  if (tt__sh_type(f, idx).dims[0] == 0 || tt_type_numel(&st) == 0) return tt_l_set_out(c, 0, self);
   double max_norm = c->args[2].f, p = c->args[3].f;
   tt_dtype_t cdt = tt_l_opmath(st.dtype);
   tt_val_t norm = tt_l_convert(f, row_norm(f, tt_l_convert(f, self, cdt), p), TT_F64);
-  tt_type_t nt = type_of(f, norm); /* (rows) */
+  tt_type_t nt = tt__sh_type(f, norm); /* (rows) */
   tt_val_t scale = tt_l_binary(f, "stablehlo.divide", tt_shlo_const(f, &nt, max_norm),
                                tt_l_binary(f, "stablehlo.add", norm, tt_shlo_const(f, &nt, 1e-7)));
   tt_type_t bt = with_dtype(nt, TT_BOOL);
-  int64_t k = type_of(f, idx).dims[0];
+  int64_t k = tt__sh_type(f, idx).dims[0];
   tt_type_t kt = tt_type_make(TT_BOOL, 1, &k);
   tt_val_t hit = scatter_along(f, tt_shlo_const(f, &bt, 0.0), 0, idx, tt_shlo_const(f, &kt, 1.0), NULL);
   hit = tt_l_binary(f, "stablehlo.and", hit, tt_l_compare(f, "GT", norm, tt_shlo_const(f, &nt, max_norm)));

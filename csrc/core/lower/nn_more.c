@@ -4,12 +4,9 @@
  * opmath dtype (f32 for f16/bf16) and rounded once. */
 #include "lower_elementwise.h"
 #include "lower_tensor_util.h"
+#include "shape_util.h"
 #include "tt_lower_tables.h"
 
-static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  return t ? *t : tt_type_scalar(TT_F32);
-}
 
 /* out_types[i] with the opmath dtype. */
 static tt_type_t acc_type(tt_lctx_t* c, int i) {
@@ -57,7 +54,7 @@ static void glu_halves(tt_lctx_t* c, int i, int64_t dim, tt_dtype_t dt, tt_val_t
                        int* d) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t x = tt_l_convert(f, c->args[i].val, dt);
-  tt_type_t xt = type_of(f, x);
+  tt_type_t xt = tt__sh_type(f, x);
   *d = (int)tt_l_wrap_dim(dim, xt.rank);
   int64_t h = xt.dims[*d] / 2;
   *a = tt_lt_slice_dim(f, x, *d, 0, h);
@@ -142,7 +139,7 @@ static tt_status_t lower_rrelu(tt_lctx_t* c) {
   }
   tt_val_t u = tt_lt_uniform01(f, c->args[c->nargs - 1].val, t.dtype == TT_F64 ? TT_F64 : TT_F32, t.rank,
                                t.dims);
-  tt_dtype_t udt = type_of(f, u).dtype;
+  tt_dtype_t udt = tt__sh_type(f, u).dtype;
   tt_val_t lo = tt_lt_splat(f, tt_lt_scalar(c, 2, udt), t.rank, t.dims);
   tt_val_t hi = tt_lt_splat(f, tt_lt_scalar(c, 3, udt), t.rank, t.dims);
   tt_val_t r = tt_l_convert(f, tt__ew_add(f, lo, tt__ew_mul(f, u, tt__ew_sub(f, hi, lo))), t.dtype);
@@ -172,7 +169,7 @@ static tt_status_t lower_rrelu_bwd(tt_lctx_t* c) {
 /* channel_shuffle(self, groups): (N, g, C/g, *) -> (N, C/g, g, *) */
 static tt_status_t lower_channel_shuffle(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  tt_type_t t = type_of(f, c->args[0].val);
+  tt_type_t t = tt__sh_type(f, c->args[0].val);
   int64_t g = c->args[1].i;
   if (t.rank < 3 || g <= 0 || t.dims[1] % g)
     return tt_status_make(TT_INVALID_ARGUMENT, "channel_shuffle: expected at least 3 dims and channels "

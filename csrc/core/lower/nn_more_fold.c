@@ -10,26 +10,15 @@
 #include <stdio.h>
 
 #include "lower_tensor_util.h"
+#include "shape_util.h"
 #include "tt_lower_tables.h"
 
-static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  return t ? *t : tt_type_scalar(TT_F32);
-}
 
-/* v with a unit batch dim in front when its rank is `rank` - 1. */
-static tt_val_t batched(tt_shlo_fn_t* f, tt_val_t v, int rank) {
-  tt_type_t t = type_of(f, v);
-  if (t.rank == rank) return v;
-  int64_t d[TT_MAX_RANK] = {1};
-  for (int k = 0; k < t.rank; k++) d[k + 1] = t.dims[k];
-  return tt_l_reshape(f, v, t.rank + 1, d);
-}
 
 /* stablehlo.slice with strides. */
 static tt_val_t slice_strided(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit,
                               const int64_t* strides) {
-  tt_type_t t = type_of(f, v), rt = t;
+  tt_type_t t = tt__sh_type(f, v), rt = t;
   for (int i = 0; i < t.rank; i++) rt.dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i];
   tt_sbuf_t a;
   tt_sbuf_init(&a);
@@ -47,7 +36,7 @@ static tt_val_t slice_strided(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start,
 /* stablehlo.pad with interior padding (pad value 0). */
 static tt_val_t pad_interior(tt_shlo_fn_t* f, tt_val_t v, const int64_t* lo, const int64_t* hi,
                              const int64_t* in) {
-  tt_type_t t = type_of(f, v), rt = t;
+  tt_type_t t = tt__sh_type(f, v), rt = t;
   for (int i = 0; i < t.rank; i++)
     rt.dims[i] = lo[i] + hi[i] + t.dims[i] + (t.dims[i] > 0 ? (t.dims[i] - 1) * in[i] : 0);
   tt_sbuf_t a;
@@ -95,8 +84,8 @@ static tt_status_t parse_win2(tt_lctx_t* c, int ik, const int64_t* image, win2_t
 /* im2col(self, kernel_size, dilation, padding, stride) -> (N, C*kh*kw, L) */
 static tt_status_t lower_im2col(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  tt_val_t x = batched(f, c->args[0].val, 4);
-  tt_type_t xt = type_of(f, x);
+  tt_val_t x = tt__sh_batched(f, c->args[0].val, 4);
+  tt_type_t xt = tt__sh_type(f, x);
   win2_t w;
   TT_RETURN_IF_ERROR(parse_win2(c, 1, xt.dims + 2, &w));
   if (tt_type_numel(&c->out_types[0]) == 0)
@@ -137,8 +126,8 @@ static tt_status_t lower_col2im(tt_lctx_t* c) {
   TT_RETURN_IF_ERROR(parse_win2(c, 2, os->ints, &w));
   /* CPU accumulates in the tensor dtype (f16/bf16 sums round at every add) */
   tt_dtype_t acc_dt = c->out_types[0].dtype;
-  tt_val_t x = batched(f, tt_l_convert(f, c->args[0].val, acc_dt), 3);
-  tt_type_t xt = type_of(f, x);
+  tt_val_t x = tt__sh_batched(f, tt_l_convert(f, c->args[0].val, acc_dt), 3);
+  tt_type_t xt = tt__sh_type(f, x);
   int64_t nk = w.k[0] * w.k[1], N = xt.dims[0], C = nk ? xt.dims[1] / nk : 0;
   if (tt_type_numel(&c->out_types[0]) == 0 || tt_type_numel(&xt) == 0)
     return tt_l_set_out(c, 0, tt_shlo_const(f, &c->out_types[0], 0.0));
@@ -171,7 +160,7 @@ static tt_status_t lower_max_unpool(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   int nsp = (int)c->op->param;
   const tt_type_t* ot = &c->out_types[0];
-  tt_type_t xt = type_of(f, c->args[0].val);
+  tt_type_t xt = tt__sh_type(f, c->args[0].val);
   int64_t plane = 1;
   for (int d = ot->rank - nsp; d < ot->rank; d++) plane *= ot->dims[d];
   int64_t nplanes = plane ? tt_type_numel(ot) / plane : 0;
@@ -180,7 +169,7 @@ static tt_status_t lower_max_unpool(tt_lctx_t* c) {
   int64_t d2[2] = {nplanes, in_plane}, o2[2] = {nplanes, plane};
   tt_val_t x = tt_l_reshape(f, c->args[0].val, 2, d2);
   tt_val_t idx = tt_l_reshape(f, tt_l_convert(f, c->args[1].val, TT_I64), 2, d2);
-  tt_type_t it = type_of(f, idx);
+  tt_type_t it = tt__sh_type(f, idx);
   tt_val_t bad = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "LT", idx, tt_shlo_const_i64(f, &it, 0)),
                              tt_l_compare(f, "GE", idx, tt_shlo_const_i64(f, &it, plane)));
   char msg[160];

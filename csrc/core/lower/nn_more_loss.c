@@ -14,10 +14,6 @@
 
 enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 
-static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  return t ? *t : tt_type_scalar(TT_F32);
-}
 
 #define ADD(a, b) tt_l_binary(f, "stablehlo.add", a, b)
 #define SUB(a, b) tt_l_binary(f, "stablehlo.subtract", a, b)
@@ -27,7 +23,7 @@ static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
 /* Argument i as (N, C) in dt (a (C,) sample gets N = 1). */
 static tt_val_t as_nc(tt_lctx_t* c, int i, tt_dtype_t dt, int64_t* n, int64_t* nc) {
   tt_shlo_fn_t* f = c->f;
-  tt_type_t t = type_of(f, c->args[i].val);
+  tt_type_t t = tt__sh_type(f, c->args[i].val);
   *nc = t.rank ? t.dims[t.rank - 1] : 1;
   *n = t.rank == 2 ? t.dims[0] : 1;
   int64_t d[2] = {*n, *nc};
@@ -36,7 +32,7 @@ static tt_val_t as_nc(tt_lctx_t* c, int i, tt_dtype_t dt, int64_t* n, int64_t* n
 
 /* Raises `msg` at the next sync if any of bad (i1) is set. */
 static void check_any(tt_shlo_fn_t* f, tt_val_t bad, const char* msg) {
-  tt_type_t t = type_of(f, bad);
+  tt_type_t t = tt__sh_type(f, bad);
   if (t.rank) bad = tt_lt_reduce(f, bad, (1u << t.rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0));
   tt_shlo_add_check(f, bad, TT_INTERNAL, msg);
 }
@@ -46,7 +42,7 @@ static tt_status_t set_reduced(tt_lctx_t* c, int oi, tt_val_t per, int64_t red) 
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[oi];
   if (red == RED_NONE) return tt_l_set_out(c, oi, tt_l_reshape(f, per, ot->rank, ot->dims));
-  tt_type_t pt = type_of(f, per);
+  tt_type_t pt = tt__sh_type(f, per);
   tt_val_t s = tt_lt_sum(f, per, 1u);
   if (red == RED_MEAN) s = tt__ew_divk(f, s, (double)pt.dims[0]);
   return tt_l_set_out(c, oi, s);
@@ -57,7 +53,7 @@ static tt_val_t grad_factor(tt_lctx_t* c, int64_t red, tt_dtype_t dt, int64_t n,
   tt_shlo_fn_t* f = c->f;
   tt_val_t g = tt_l_convert(f, c->args[0].val, dt);
   int64_t d[2] = {n, nc};
-  tt_type_t gt = type_of(f, g);
+  tt_type_t gt = tt__sh_type(f, g);
   if (red == RED_NONE && gt.rank > 0) {
     int64_t b0[1] = {0}, d1[1] = {n};
     return tt_lt_bcast_in_dim(f, tt_l_reshape(f, g, 1, d1), 2, d, b0);
@@ -79,7 +75,7 @@ static void mm_setup(tt_lctx_t* c, int base, tt_dtype_t dt, mm_t* m) {
   m->x = as_nc(c, base, dt, &m->n, &m->nc);
   int64_t d[2] = {m->n, m->nc}, d1[1] = {m->n}, b0[1] = {0};
   tt_val_t tgt = tt_l_reshape(f, tt_l_convert(f, c->args[base + 1].val, TT_I64), 1, d1);
-  tt_type_t tt = type_of(f, tgt);
+  tt_type_t tt = tt__sh_type(f, tgt);
   check_any(f, tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "LT", tgt, tt_shlo_const(f, &tt, 0)),
                            tt_l_compare(f, "GE", tgt, tt_shlo_const(f, &tt, (double)m->nc))),
             "multi_margin_loss: target out of range");
@@ -93,7 +89,7 @@ static void mm_setup(tt_lctx_t* c, int base, tt_dtype_t dt, mm_t* m) {
   m->p1 = tt_lt_splat(f, tt_l_compare(f, "EQ", p, tt_lt_const0(f, TT_F64, 1)), 2, d);
   m->w = TT_SHLO_INVALID;
   if (tt_lt_has(c, base + 4)) {
-    tt_type_t wt = type_of(f, c->args[base + 4].val);
+    tt_type_t wt = tt__sh_type(f, c->args[base + 4].val);
     tt_val_t wv = tt_l_convert(f, c->args[base + 4].val, dt);
     tt_val_t wfull = tt_lt_bcast_in_dim(f, tt_l_reshape(f, wv, 1, &wt.dims[0]), 2, d, (int64_t[]){1});
     tt_val_t wy = tt_lt_sum(f, tt_l_select(f, m->onehot, wfull, K(wfull, 0)), 2u);
@@ -222,7 +218,7 @@ static tt_status_t lower_pdist(tt_lctx_t* c) {
   tt_dtype_t dt = tt_l_opmath(c->out_types[0].dtype);
   const tt_type_t* ot = &c->out_types[0];
   tt_val_t x = tt_l_convert(f, c->args[0].val, dt);
-  tt_type_t xt = type_of(f, x);
+  tt_type_t xt = tt__sh_type(f, x);
   double p = c->args[1].f;
   if (tt_type_numel(ot) == 0 || xt.rank != 2) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0));
   int64_t *pi, *pj, np = pairs(xt.dims[0], &pi, &pj);
@@ -256,7 +252,7 @@ static tt_status_t lower_pdist_bwd(tt_lctx_t* c) {
   tt_dtype_t dt = tt_l_opmath(c->out_types[0].dtype);
   const tt_type_t* ot = &c->out_types[0];
   tt_val_t x = tt_l_convert(f, c->args[1].val, dt);
-  tt_type_t xt = type_of(f, x);
+  tt_type_t xt = tt__sh_type(f, x);
   double p = c->args[2].f;
   int64_t n = xt.rank == 2 ? xt.dims[0] : 0, mcols = xt.rank == 2 ? xt.dims[1] : 0, np = n * (n - 1) / 2;
   if (tt_type_numel(ot) == 0 || np == 0 || p == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0));

@@ -8,26 +8,15 @@
  * wins if it is greater or NaN; the first element's index is the default.
  * Backward scatter-adds grad_output at the saved indices. */
 #include "lower_tensor_util.h"
+#include "shape_util.h"
 #include "lower_elementwise.h"
 #include "tt_lower_tables.h"
 
-static tt_type_t type_of(tt_shlo_fn_t* f, tt_val_t v) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  return t ? *t : tt_type_scalar(TT_F32);
-}
 
-/* v with a unit batch dim in front when it lacks one. */
-static tt_val_t batched(tt_shlo_fn_t* f, tt_val_t v, int rank) {
-  tt_type_t t = type_of(f, v);
-  if (t.rank == rank) return v;
-  int64_t d[TT_MAX_RANK] = {1};
-  for (int k = 0; k < t.rank; k++) d[k + 1] = t.dims[k];
-  return tt_l_reshape(f, v, t.rank + 1, d);
-}
 
 /* Window starts along spatial dim s, (N, C, out) i64. u: (N, C) samples in dt. */
 static tt_val_t starts(tt_shlo_fn_t* f, tt_val_t u, tt_dtype_t dt, int64_t in, int64_t k, int64_t out) {
-  tt_type_t ut = type_of(f, u);
+  tt_type_t ut = tt__sh_type(f, u);
   int64_t d[3] = {ut.dims[0], ut.dims[1], out}, b01[2] = {0, 1};
   tt_type_t it = tt_type_make(TT_I64, 3, d);
   tt_val_t last = tt_shlo_const_i64(f, &it, in - k);
@@ -47,8 +36,8 @@ static tt_val_t starts(tt_shlo_fn_t* f, tt_val_t u, tt_dtype_t dt, int64_t in, i
 static tt_status_t lower_fmp(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   int nsp = (int)c->op->param;
-  tt_val_t x = batched(f, c->args[0].val, nsp + 2);
-  tt_type_t xt = type_of(f, x);
+  tt_val_t x = tt__sh_batched(f, c->args[0].val, nsp + 2);
+  tt_type_t xt = tt__sh_type(f, x);
   const tt_larg_t *ka = &c->args[1], *oa = &c->args[2];
   if (ka->kind != TT_ARG_INTS || oa->kind != TT_ARG_INTS || ka->n != nsp || oa->n != nsp)
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: kernel_size and output_size need %d values", c->op->name, nsp);
@@ -114,7 +103,7 @@ static tt_status_t lower_fmp_bwd(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   int nsp = (int)c->op->param;
   const tt_type_t* ot = &c->out_types[0];
-  tt_type_t gt = type_of(f, c->args[0].val);
+  tt_type_t gt = tt__sh_type(f, c->args[0].val);
   int64_t plane_out = 1, plane_in = 1;
   for (int s = 0; s < nsp; s++) plane_out *= gt.dims[gt.rank - nsp + s], plane_in *= ot->dims[ot->rank - nsp + s];
   int64_t planes = plane_in ? tt_type_numel(ot) / plane_in : 0;

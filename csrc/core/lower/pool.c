@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lower_tensor_util.h"
+#include "shape_util.h"
 #include "tt_lower_tables.h"
 
 enum pool_kind { MAXP, MAXP_BWD, AVGP, AVGP_BWD, AAVG, AAVG_BWD, AMAX, AMAX_BWD };
@@ -52,13 +53,7 @@ static void sizes(pool_p_t* p, const tt_type_t* in, const tt_type_t* out) {
 }
 
 /* v with a unit batch dim in front when it has only (C, spatial...). */
-static tt_val_t batched(tt_shlo_fn_t* f, tt_val_t v, int nsp) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  if (!t || t->rank == nsp + 2) return v;
-  int64_t d[TT_MAX_RANK] = {1};
-  for (int k = 0; k < t->rank; k++) d[k + 1] = t->dims[k];
-  return tt_l_reshape(f, v, t->rank + 1, d);
-}
+static tt_val_t batched(tt_shlo_fn_t* f, tt_val_t v, int nsp) { return tt__sh_batched(f, v, nsp + 2); }
 
 static tt_dtype_t sum_dtype(tt_dtype_t dt) { return tt_dtype_is_float(dt) ? tt_l_opmath(dt) : dt; }
 

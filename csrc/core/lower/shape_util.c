@@ -9,6 +9,14 @@ tt_type_t tt__sh_type(tt_shlo_fn_t* f, tt_val_t v) {
   return t ? *t : tt_type_scalar(TT_F32);
 }
 
+tt_val_t tt__sh_batched(tt_shlo_fn_t* f, tt_val_t v, int rank) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  if (!t || t->rank == rank) return v;
+  int64_t d[TT_MAX_RANK] = {1};
+  for (int k = 0; k < t->rank; k++) d[k + 1] = t->dims[k];
+  return tt_l_reshape(f, v, t->rank + 1, d);
+}
+
 /* idx as an (n, 1) i64 constant */
 static tt_val_t index_col(tt_shlo_fn_t* f, const int64_t* idx, int64_t n) {
   int64_t d2[2] = {n, 1};

@@ -10,6 +10,9 @@
 
 /* The type of a value (a scalar f32 type after a builder failure). */
 tt_type_t tt__sh_type(tt_shlo_fn_t* f, tt_val_t v);
+/* v with a unit batch dim in front unless its rank is already `rank`
+ * (unbatched inputs of pooling / folding ops). */
+tt_val_t tt__sh_batched(tt_shlo_fn_t* f, tt_val_t v, int rank);
 /* out[..., j, ...] = v[..., idx[j], ...] along `dim` (idx in range, n entries). */
 tt_val_t tt__sh_take(tt_shlo_fn_t* f, tt_val_t v, int dim, const int64_t* idx, int64_t n);
 /* The transpose of tt__sh_take: a tensor like g with `dim` resized to n_in,

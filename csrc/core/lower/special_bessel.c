@@ -7,17 +7,8 @@
  * coefficients are the published Cephes values. */
 #include <math.h>
 
-#include "special_util.h"
+#include "special_shorthand.h"
 
-#define F_ f
-#define K(like, v) tt__ew_k(f, like, v)
-#define ADD(a, b) tt__ew_add(f, a, b)
-#define SUB(a, b) tt__ew_sub(f, a, b)
-#define MUL(a, b) tt__ew_mul(f, a, b)
-#define DIV(a, b) tt__ew_div(f, a, b)
-#define SEL(p, a, b) tt_l_select(f, p, a, b)
-#define CMP(dir, a, k) tt__ew_cmpk(f, dir, a, k)
-#define UN(op, a) tt__sp_un(f, "stablehlo." op, a)
 #define N(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static const double k_j0_pp[] = {

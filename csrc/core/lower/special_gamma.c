@@ -7,16 +7,8 @@
  * then the asymptotic series). */
 #include <math.h>
 
-#include "special_util.h"
+#include "special_shorthand.h"
 
-#define K(like, v) tt__ew_k(f, like, v)
-#define ADD(a, b) tt__ew_add(f, a, b)
-#define SUB(a, b) tt__ew_sub(f, a, b)
-#define MUL(a, b) tt__ew_mul(f, a, b)
-#define DIV(a, b) tt__ew_div(f, a, b)
-#define SEL(p, a, b) tt_l_select(f, p, a, b)
-#define CMP(dir, a, k) tt__ew_cmpk(f, dir, a, k)
-#define UN(op, a) tt__sp_un(f, "stablehlo." op, a)
 #define AND(a, b) tt__sp_and(f, a, b)
 #define OR(a, b) tt__sp_or(f, a, b)
 #define NOT(a) tt__sp_not(f, a)

@@ -9,17 +9,9 @@
  * element is still active. */
 #include <math.h>
 
-#include "special_util.h"
+#include "special_shorthand.h"
 
-#define K(like, v) tt__ew_k(f, like, v)
-#define ADD(a, b) tt__ew_add(f, a, b)
-#define SUB(a, b) tt__ew_sub(f, a, b)
-#define MUL(a, b) tt__ew_mul(f, a, b)
-#define DIV(a, b) tt__ew_div(f, a, b)
-#define SEL(p, a, b) tt_l_select(f, p, a, b)
-#define CMP(dir, a, k) tt__ew_cmpk(f, dir, a, k)
 #define EQ(a, b) tt_l_compare(f, "EQ", a, b)
-#define UN(op, a) tt__sp_un(f, "stablehlo." op, a)
 
 enum pfam { PF_CHEB, PF_SHIFTED, PF_HERM_H, PF_HERM_HE, PF_LAGUERRE, PF_LEGENDRE };
 enum pkind { PK_T, PK_U, PK_V, PK_W, PK_NONE };
