@@ -10,8 +10,8 @@ CFLAGS  := $(CFLAGS_BASE) -O2
 LDLIBS  := -ldl -lpthread -lm
 
 CORE_SRC   := $(sort $(wildcard csrc/core/base/*.c csrc/core/pjrt/*.c csrc/core/shlo/*.c \
-                csrc/core/lower/*.c csrc/core/graph/*.c csrc/core/runtime/*.c))
-CORE_HDR   := $(filter-out csrc/core/tests/%,$(wildcard csrc/core/*/*.h))
+                csrc/core/lower/*.c csrc/core/lower/*/*.c csrc/core/graph/*.c csrc/core/runtime/*.c))
+CORE_HDR   := $(filter-out csrc/core/tests/%,$(wildcard csrc/core/*/*.h csrc/core/*/*/*.h))
 TEST_HDR   := $(wildcard csrc/core/tests/*.h)
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC   := $(sort $(wildcard csrc/core/tests/test_*.c))
@@ -36,8 +36,9 @@ venv: $(VENV)/.stamp
 $(BUILD)/%.o: %.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+# ar names members by file name: core .c names stay unique across folders.
 $(BUILD)/libttcore.a: $(CORE_OBJ)
-	ar rcs $@ $^
+	rm -f $@; ar rcs $@ $^
 core: $(BUILD)/libttcore.a
 
 $(BUILD)/tests/%: csrc/core/tests/%.c $(TEST_HDR) $(BUILD)/libttcore.a
@@ -48,7 +49,7 @@ $(BUILD)/asan/obj/%.o: %.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_FLAGS) -c $< -o $@
 $(BUILD)/asan/libttcore.a: $(ASAN_OBJ)
-	ar rcs $@ $^
+	rm -f $@; ar rcs $@ $^
 $(BUILD)/asan/%: csrc/core/tests/%.c $(TEST_HDR) $(BUILD)/asan/libttcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_FLAGS) $< $(BUILD)/asan/libttcore.a -o $@ $(LDLIBS)

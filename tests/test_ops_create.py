@@ -1,4 +1,4 @@
-"""create family (csrc/core/lower/create.c) against PyTorch CPU; random ops
+"""create family (csrc/core/lower/create/create.c) against PyTorch CPU; random ops
 by distribution and determinism."""
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""unary and binary families (csrc/core/lower/unary*.c, binary*.c) against
+"""unary and binary families (csrc/core/lower/elementwise/unary*.c, binary*.c) against
 PyTorch CPU: forward over float32 / bfloat16 / int64 / bool where PyTorch
 supports the dtype (where it raises, tpu must raise too), special values,
 in-place and out= forms, scalars and promotion, and gradients."""

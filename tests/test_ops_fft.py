@@ -1,4 +1,4 @@
-"""fft family (csrc/core/lower/fft.c: _fft_r2c, _fft_c2r, _fft_c2c as
+"""fft family (csrc/core/lower/fft/fft.c: _fft_r2c, _fft_c2r, _fft_c2c as
 stablehlo.fft) through torch.fft.* and stft, against PyTorch CPU: every
 normalization, signal sizes that pad or trim, dim lists longer than one
 stablehlo.fft call (chained), out=, float64, and gradients."""

@@ -1,4 +1,4 @@
-"""foreach family (csrc/core/lower/foreach.c) against PyTorch CPU: every
+"""foreach family (csrc/core/lower/elementwise/foreach.c) against PyTorch CPU: every
 _foreach_* op we lower over a list of tensors of different shapes (functional,
 in-place and out= forms), and the torch.optim foreach paths (SGD, Adam, AdamW)
 step for step."""

@@ -1,4 +1,4 @@
-"""index family (csrc/core/lower/index.c) against PyTorch CPU."""
+"""index family (csrc/core/lower/index/index.c) against PyTorch CPU."""
 import pytest
 import torch
 

@@ -1,4 +1,4 @@
-"""index_more / scan / random_more families (csrc/core/lower/index_more*.c, scan*.c,
+"""index_more / scan / random_more families (csrc/core/lower/index/index_more*.c, scan*.c,
 random_more*.c) against PyTorch CPU; random ops are checked statistically."""
 import math
 

@@ -1,4 +1,4 @@
-"""Linear algebra lowerings (csrc/core/lower/linalg*.c) against CPU:
+"""Linear algebra lowerings (csrc/core/lower/linalg/linalg*.c) against CPU:
 Cholesky, triangular solves, LU and what is built on it, LDL, matrix_exp."""
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""linalg_decomp family (csrc/core/lower/linalg_decomp*.c) against PyTorch CPU:
+"""linalg_decomp family (csrc/core/lower/linalg/linalg_decomp*.c) against PyTorch CPU:
 QR (linalg.qr, geqrf, householder_product, ormqr), symmetric eigen (eigh,
 eigvalsh), SVD (svd, svdvals and the ops built on it) and lstsq; forward
 and gradients. Eigen- and singular vectors are compared up to sign (their

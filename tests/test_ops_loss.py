@@ -1,4 +1,4 @@
-"""loss family (csrc/core/lower/loss.c) and the losses that decompose into
+"""loss family (csrc/core/lower/loss/loss.c) and the losses that decompose into
 other families' ops, against PyTorch CPU (forward and gradients)."""
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""matmul family (csrc/core/lower/matmul.c) against PyTorch CPU."""
+"""matmul family (csrc/core/lower/linalg/matmul.c) against PyTorch CPU."""
 import pytest
 import torch
 

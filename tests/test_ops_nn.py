@@ -1,4 +1,4 @@
-"""nn family (csrc/core/lower/nn.c) against PyTorch CPU."""
+"""nn family (csrc/core/lower/nn/nn.c) against PyTorch CPU."""
 import pytest
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-"""nn_more families (csrc/core/lower/nn_more*.c, grid_sample*.c) against
+"""nn_more families (csrc/core/lower/nn/nn_more*.c, grid_sample*.c) against
 PyTorch CPU: forward and gradients."""
 import pytest
 import torch

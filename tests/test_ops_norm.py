@@ -1,4 +1,4 @@
-"""norm family (csrc/core/lower/norm.c, norm_embedding_bag.c) against PyTorch CPU:
+"""norm family (csrc/core/lower/norm/norm.c, norm_embedding_bag.c) against PyTorch CPU:
 batch norm (train / eval / running stats), group / instance / layer norm,
 embedding_bag, and two small models trained on both devices."""
 import copy

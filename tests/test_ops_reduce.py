@@ -1,4 +1,4 @@
-"""reduce family (csrc/core/lower/reduce.c) against PyTorch CPU."""
+"""reduce family (csrc/core/lower/reduce/reduce.c) against PyTorch CPU."""
 import pytest
 import torch
 

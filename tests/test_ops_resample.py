@@ -1,4 +1,4 @@
-"""resample family (csrc/core/lower/resample.c) against PyTorch CPU:
+"""resample family (csrc/core/lower/nn/resample.c) against PyTorch CPU:
 F.interpolate in the nearest, nearest-exact, linear, bilinear, trilinear and
 bicubic modes (sizes or scale factors, align_corners), forward and
 gradients."""

@@ -1,4 +1,4 @@
-"""shape family (csrc/core/lower/shape.c) against PyTorch CPU: tril / triu,
+"""shape family (csrc/core/lower/shape/shape.c) against PyTorch CPU: tril / triu,
 roll, repeat, repeat_interleave, trace, cross, cdist, constant /
 reflection / replication / circular padding; forward and gradients."""
 import pytest

@@ -1,4 +1,4 @@
-"""sort family (csrc/core/lower/sort.c) against PyTorch CPU: sort (+stable,
+"""sort family (csrc/core/lower/reduce/sort.c) against PyTorch CPU: sort (+stable,
 out=), argsort / msort (composite over sort), topk, kthvalue, median,
 nanmedian, mode; forward and gradients."""
 import pytest

@@ -1,4 +1,4 @@
-"""special family (csrc/core/lower/special*.c) against PyTorch CPU: Bessel
+"""special family (csrc/core/lower/special/special*.c) against PyTorch CPU: Bessel
 functions, orthogonal polynomials, polygamma / zeta / mvlgamma, ndtri /
 log_ndtr / erfcx, and small numeric helpers; forward in several dtypes,
 edge values, out= / in-place forms and gradients."""

@@ -18,7 +18,7 @@ static const char* const k_complex_ops[] = {
     "aten::index", "aten::gather", "aten::slice_scatter", "aten::select_scatter", "aten::tril",
     "aten::triu", "aten::masked_fill", "aten::index_put", "aten::index_put_", "aten::scatter",
     "aten::diagonal_scatter",
-    /* the complex / fft families (csrc/core/lower/complex_ops.c, fft.c) */
+    /* the complex / fft families (csrc/core/lower/elementwise/complex_ops.c, fft.c) */
     "aten::_conj_physical", "aten::conj_physical", "aten::conj_physical_", "aten::complex",
     "aten::polar", "aten::_fft_r2c", "aten::_fft_c2r", "aten::_fft_c2c", "tt::complex_abs",
     "tt::complex_angle", "tt::complex_sgn",

@@ -1,0 +1,126 @@
+/* Helpers shared by the elementwise families (see lower_elementwise.h). */
+#include <math.h>
+#include <string.h>
+
+#include "lower_elementwise.h"
+#include "../lower_tensor_util.h"
+
+bool tt__ew_has(const tt_lctx_t* c, int i) {
+  if (i < 0 || i >= c->nargs) return false;
+  tt_arg_kind_t k = c->args[i].kind;
+  return k == TT_ARG_TENSOR || k == TT_ARG_SCALAR;
+}
+
+tt_val_t tt__ew_arg_or(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, double dflt) {
+  if (tt__ew_has(c, i)) return tt_l_arg_as(c, i, dt, shape);
+  return tt_l_full(c->f, dt, shape->rank, shape->dims, dflt);
+}
+
+const char* tt__ew_str(const tt_lctx_t* c, int i) {
+  if (i < 0 || i >= c->nargs || c->args[i].kind != TT_ARG_STR) return NULL;
+  return c->args[i].str;
+}
+
+tt_status_t tt__ew_check(const tt_lctx_t* c, tt_dtype_t dt, unsigned accept) {
+  unsigned cat = dt == TT_BOOL ? TT_EW_BOOL : tt_dtype_is_float(dt) ? TT_EW_FLOAT : TT_EW_INT;
+  if (cat & accept) return NULL;
+  return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for dtype %s", c->op->name,
+                        tt_dtype_name(dt));
+}
+
+tt_dtype_t tt__ew_float_compute(const tt_lctx_t* c, tt_dtype_t dt) {
+  if (tt_dtype_is_float(dt)) return tt_l_opmath(dt);
+  if (c->nout > 0 && tt_dtype_is_float(c->out_types[0].dtype))
+    return tt_l_opmath(c->out_types[0].dtype);
+  return TT_F32;
+}
+
+tt_val_t tt__ew_k(tt_shlo_fn_t* f, tt_val_t like, double v) {
+  const tt_type_t* t = tt_shlo_type(f, like);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t kt = *t;
+  return tt_shlo_const(f, &kt, v);
+}
+
+tt_val_t tt__ew_add(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.add", a, b); }
+tt_val_t tt__ew_sub(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.subtract", a, b); }
+tt_val_t tt__ew_mul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.multiply", a, b); }
+tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.divide", a, b); }
+tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  if (!t || !tt_dtype_is_float(t->dtype)) return v;
+  tt_type_t rt = *t;
+  return tt_shlo_op(f, "stablehlo.optimization_barrier", &v, 1, &rt, NULL);
+}
+tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape) {
+  tt_val_t v = tt_l_arg_as(c, i, dt, shape);
+  const tt_type_t* t = tt_shlo_type(c->f, c->args[i].val);
+  bool same = t && t->rank == shape->rank;
+  for (int d = 0; same && d < t->rank; d++) same = t->dims[d] == shape->dims[d];
+  return same ? v : tt__ew_opaque(c->f, v);
+}
+tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k) {
+  return tt__ew_div(f, a, tt__ew_opaque(f, tt__ew_k(f, a, k)));
+}
+tt_val_t tt__ew_addk(tt_shlo_fn_t* f, tt_val_t a, double k) { return tt__ew_add(f, a, tt__ew_k(f, a, k)); }
+tt_val_t tt__ew_mulk(tt_shlo_fn_t* f, tt_val_t a, double k) { return tt__ew_mul(f, a, tt__ew_k(f, a, k)); }
+tt_val_t tt__ew_cmpk(tt_shlo_fn_t* f, const char* dir, tt_val_t a, double k) {
+  return tt_l_compare(f, dir, a, tt__ew_k(f, a, k));
+}
+
+tt_val_t tt__ew_isnan(tt_shlo_fn_t* f, tt_val_t a) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (!t) return TT_SHLO_INVALID;
+  if (!tt_dtype_is_float(t->dtype)) return tt_l_full(f, TT_BOOL, t->rank, t->dims, 0);
+  return tt_l_compare(f, "NE", a, a);
+}
+
+static tt_val_t extreme(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool high) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (!t) return TT_SHLO_INVALID;
+  if (t->dtype == TT_BOOL) return tt_l_binary(f, high ? "stablehlo.or" : "stablehlo.and", a, b);
+  tt_val_t r = tt_l_binary(f, high ? "stablehlo.maximum" : "stablehlo.minimum", a, b);
+  if (!tt_dtype_is_float(t->dtype)) return r;
+  /* PyTorch propagates NaN from either side; do not rely on the backend's choice */
+  r = tt_l_select(f, tt__ew_isnan(f, b), b, r);
+  return tt_l_select(f, tt__ew_isnan(f, a), a, r);
+}
+
+tt_val_t tt__ew_max(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return extreme(f, a, b, true); }
+tt_val_t tt__ew_min(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return extreme(f, a, b, false); }
+
+tt_val_t tt__ew_signbit(tt_shlo_fn_t* f, tt_val_t a) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (!t) return TT_SHLO_INVALID;
+  if (t->dtype == TT_BOOL || tt_dtype_is_unsigned_int(t->dtype))
+    return tt_l_full(f, TT_BOOL, t->rank, t->dims, 0);
+  if (tt_dtype_is_signed_int(t->dtype)) return tt__ew_cmpk(f, "LT", a, 0);
+  tt_type_t it = *t;
+  it.dtype = t->dtype == TT_F64 ? TT_I64 : t->dtype == TT_F32 ? TT_I32 : TT_I16;
+  tt_val_t bits = tt_shlo_op(f, "stablehlo.bitcast_convert", &a, 1, &it, NULL);
+  return tt__ew_cmpk(f, "LT", bits, 0);
+}
+
+/* chlo.erf: both plugins (API 0.115 and 0.81) accept CHLO in their MLIR
+ * input and expand it (f32: XLA's rational approximation; f64: its own). */
+tt_val_t tt__ew_erf(tt_shlo_fn_t* f, tt_val_t a) { return tt_l_unary(f, "chlo.erf", a); }
+
+tt_val_t tt__ew_sigmoid(tt_shlo_fn_t* f, tt_val_t x) {
+  tt_val_t one = tt__ew_k(f, x, 1.0);
+  tt_val_t e = tt_l_unary(f, "stablehlo.exponential", tt_l_unary(f, "stablehlo.negate", x));
+  return tt__ew_div(f, one, tt__ew_add(f, one, e));
+}
+
+tt_status_t tt__ew_lower_zero(tt_lctx_t* c) {
+  const tt_type_t* t = &c->out_types[0];
+  return tt_l_set_out(c, 0, tt_l_full(c->f, t->dtype, t->rank, t->dims, 0));
+}
+
+void tt__ew_check_int_divisor(tt_shlo_fn_t* f, tt_val_t b) {
+  const tt_type_t* t = tt_shlo_type(f, b);
+  if (!t || tt_dtype_is_float(t->dtype) || t->dtype == TT_BOOL) return;
+  tt_val_t zero = tt__ew_cmpk(f, "EQ", b, 0);
+  if (t->rank > 0)
+    zero = tt_lt_reduce(f, zero, (1u << t->rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+  tt_shlo_add_check(f, zero, TT_INTERNAL, "ZeroDivisionError");
+}

@@ -1,0 +1,256 @@
+/* Searching and counting: bucketize, searchsorted, isin, histc, histogram.
+ * Searches are unrolled binary searches (one gather per halving) with CPU's
+ * exact predicates, so NaN values and NaN boundaries land where CPU puts
+ * them; isin sorts the test elements and searches them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../shape/shape_util.h"
+#include "../tt_lower_tables.h"
+
+static tt_val_t kl(tt_shlo_fn_t* f, tt_val_t like, double v) { return tt_shlo_const(f, tt_shlo_type(f, like), v); }
+static tt_val_t bin(tt_shlo_fn_t* f, const char* op, tt_val_t a, tt_val_t b) { return tt_l_binary(f, op, a, b); }
+
+/* For each value of v (B, K), the first position i of the row of seq (B, M)
+ * where go_right(seq[i], v) fails, go_right(s, v) = !(s dir v) when negate
+ * else (s dir v); i64 (B, K). CPU's lower bound is !(s >= v), its upper
+ * bound !(s > v). */
+static tt_val_t search_rows(tt_shlo_fn_t* f, tt_val_t seq, tt_val_t v, const char* dir, bool negate) {
+  tt_type_t st = tt__sh_type(f, seq), vt = tt__sh_type(f, v);
+  int64_t m = st.dims[1];
+  tt_type_t it = vt;
+  it.dtype = TT_I64;
+  tt_val_t lo = tt_shlo_const(f, &it, 0.0), hi = tt_shlo_const_i64(f, &it, m);
+  if (m == 0) return lo;
+  tt_val_t top = tt_shlo_const_i64(f, &it, m - 1), one = tt_shlo_const(f, &it, 1.0), two = tt_shlo_const(f, &it, 2.0);
+  for (int64_t left = m; left > 0; left /= 2) {
+    tt_val_t active = tt_l_compare(f, "LT", lo, hi);
+    tt_val_t mid = bin(f, "stablehlo.divide", bin(f, "stablehlo.add", lo, hi), two);
+    tt_val_t sv = tt_lt_gather_dim(f, seq, 1, bin(f, "stablehlo.minimum", mid, top));
+    tt_val_t go = tt_l_compare(f, dir, sv, v);
+    if (negate) go = tt_l_unary(f, "stablehlo.not", go);
+    tt_val_t gr = bin(f, "stablehlo.and", active, go);
+    tt_val_t gl = bin(f, "stablehlo.and", active, tt_l_unary(f, "stablehlo.not", go));
+    lo = tt_l_select(f, gr, bin(f, "stablehlo.add", mid, one), lo);
+    hi = tt_l_select(f, gl, mid, hi);
+  }
+  return lo;
+}
+
+/* searchsorted(sorted_sequence, self, out_int32, right, side, sorter) (and
+ * its Scalar forms); param 1: bucketize(self, boundaries, out_int32,
+ * right) (and bucketize.Scalar). */
+static tt_status_t lower_search(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  bool bucket = c->op->param == 1;
+  int iseq = bucket ? 1 : 0, ival = bucket ? 0 : 1;
+  const tt_type_t* ot = &c->out_types[0];
+  tt_val_t seq = c->args[iseq].val, v = c->args[ival].val;
+  tt_type_t st = tt__sh_type(f, seq), vt = tt__sh_type(f, v);
+  bool right = c->args[3].kind == TT_ARG_BOOL && c->args[3].i;
+  if (!bucket && c->args[4].kind == TT_ARG_STR && c->args[4].str) right = !strcmp(c->args[4].str, "right");
+  if (st.rank == 0) return tt_status_make(TT_INVALID_ARGUMENT, "%s: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match", c->op->name);
+  if (!bucket && c->args[5].kind == TT_ARG_TENSOR && c->args[5].val != TT_SHLO_INVALID) {
+    tt_val_t so = tt_lt_fix_index_checked(f, c->args[5].val, st.dims[st.rank - 1], TT_INTERNAL,
+                                          "searchsorted(): sorter index out of range");
+    seq = tt_lt_gather_dim(f, seq, st.rank - 1, so);
+  }
+  if (tt_type_numel(ot) == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  int pi[2] = {iseq, ival};
+  tt_dtype_t cdt = tt_l_promote(c, pi, 2); /* CPU compares in the common dtype */
+  int64_t m = st.dims[st.rank - 1];
+  int64_t b = tt_type_numel(&st) / (m ? m : 1);
+  if (m == 0) b = st.rank == 1 ? 1 : tt_type_numel(&vt) / (vt.rank ? vt.dims[vt.rank - 1] : 1);
+  int64_t k = tt_type_numel(&vt) / (b ? b : 1);
+  int64_t s2[2] = {b, m}, v2[2] = {b, k};
+  seq = tt_l_reshape(f, tt_l_convert(f, seq, cdt), 2, s2);
+  v = tt_l_reshape(f, tt_l_convert(f, v, cdt), 2, v2);
+  tt_val_t r = search_rows(f, seq, v, right ? "GT" : "GE", true);
+  return tt_l_set_out(c, 0, tt_l_reshape(f, r, ot->rank, ot->dims));
+}
+
+/* isin(elements, test_elements, assume_unique, invert) (+ Scalar forms):
+ * the test elements sorted (NaN last), each element's lower bound in them,
+ * and an equality test there. */
+static tt_status_t lower_isin(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  bool invert = c->args[3].kind == TT_ARG_BOOL && c->args[3].i;
+  int idx[2] = {0, 1};
+  tt_dtype_t cdt = tt_l_promote(c, idx, 2);
+  tt_val_t e = tt_l_convert(f, c->args[0].val, cdt), t = tt_l_convert(f, c->args[1].val, cdt);
+  tt_type_t et = tt__sh_type(f, e), tt = tt__sh_type(f, t);
+  int64_t ne = tt_type_numel(&et), nt = tt_type_numel(&tt);
+  if (ne == 0 || nt == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, invert ? 1.0 : 0.0));
+  t = tt_l_reshape(f, t, 1, &nt);
+  tt_type_t sv = tt_type_scalar(cdt);
+  tt_type_t bt[2] = {sv, sv};
+  tt_val_t a[2];
+  tt_shlo_region_begin(f, bt, 2, a);
+  tt_val_t lt = tt_l_compare(f, "LT", a[0], a[1]);
+  if (tt_dtype_is_float(cdt)) { /* total order: NaN after everything */
+    tt_val_t an = tt_l_compare(f, "NE", a[0], a[0]), bn = tt_l_compare(f, "NE", a[1], a[1]);
+    lt = bin(f, "stablehlo.or", lt, bin(f, "stablehlo.and", bn, tt_l_unary(f, "stablehlo.not", an)));
+  }
+  char* region = tt_shlo_region_end(f, &lt, 1);
+  tt_type_t t1 = tt__sh_type(f, t);
+  tt_val_t sorted;
+  tt_shlo_op_multi(f, "stablehlo.sort", &t, 1, &t1, 1, "dimension = 0 : i64, is_stable = false", region, &sorted);
+  int64_t s2[2] = {1, nt}, v2[2] = {1, ne};
+  tt_val_t seq = tt_l_reshape(f, sorted, 2, s2), v = tt_l_reshape(f, e, 2, v2);
+  tt_val_t pos = search_rows(f, seq, v, "LT", false);
+  pos = bin(f, "stablehlo.minimum", pos, kl(f, pos, (double)(nt - 1)));
+  tt_val_t hit = tt_l_compare(f, invert ? "NE" : "EQ", tt_lt_gather_dim(f, seq, 1, pos), v);
+  return tt_l_set_out(c, 0, tt_l_reshape(f, hit, ot->rank, ot->dims));
+}
+
+/* histc(self, bins, min, max): CPU's linear binning over [min, max] (the
+ * data's range when min == max, widened by 1 each way if still empty);
+ * elements outside are ignored, elements equal to max go to the last bin.
+ * pos = (x - min) * bins / (max - min) is computed, rounded op by op, in
+ * self's dtype as on CPU. Counts accumulate in f32 for half types (CPU sums
+ * per-thread partial histograms in the half type; one long half-precision
+ * sum would stall at 256 for bfloat16). */
+static tt_status_t lower_histc(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  tt_val_t x = c->args[0].val;
+  tt_type_t xt = tt__sh_type(f, x);
+  tt_dtype_t dt = xt.dtype;
+  if (!tt_dtype_is_float(dt))
+    return tt_status_make(TT_INVALID_ARGUMENT, "\"histogram_cpu\" not implemented for '%s'", tt_dtype_name(dt));
+  int64_t bins = c->args[1].i, n = tt_type_numel(&xt);
+  if (bins <= 0) return tt_status_make(TT_INTERNAL, "torch.histc(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
+  tt_val_t lo = tt_lt_scalar(c, 2, TT_F64), hi = tt_lt_scalar(c, 3, TT_F64);
+  if (n > 0) {
+    tt_val_t flat = tt_l_reshape(f, x, 1, &n);
+    tt_val_t dmin = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, false), TT_F64);
+    tt_val_t dmax = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, true), TT_F64);
+    tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
+    lo = tt_l_select(f, same, dmin, lo);
+    hi = tt_l_select(f, same, dmax, hi);
+  }
+  tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
+  lo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 1.0)), lo);
+  hi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 1.0)), hi);
+  tt_val_t inf = kl(f, lo, INFINITY);
+  tt_val_t bad = bin(f, "stablehlo.or", tt_l_compare(f, "NE", lo, lo), tt_l_compare(f, "NE", hi, hi));
+  bad = bin(f, "stablehlo.or", bad, tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", lo), inf));
+  bad = bin(f, "stablehlo.or", bad, tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", hi), inf));
+  tt_shlo_add_check(f, bad, TT_INTERNAL, "torch.histc: range of [min, max] is not finite");
+  tt_shlo_add_check(f, tt_l_compare(f, "GE", lo, hi), TT_INTERNAL, "torch.histc: max must be larger than min");
+  int64_t nb1 = bins + 1;
+  if (n == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  tt_val_t flat = tt_l_reshape(f, x, 1, &n);
+  tt_dtype_t cdt = tt_l_opmath(dt);
+  tt_val_t l = tt_lt_splat(f, tt_l_convert(f, tt_l_convert(f, lo, dt), cdt), 1, &n);
+  tt_val_t r = tt_lt_splat(f, tt_l_convert(f, tt_l_convert(f, hi, dt), cdt), 1, &n);
+  tt_val_t xc = tt_l_convert(f, flat, cdt);
+#define RND(v) tt_l_convert(f, tt_l_convert(f, (v), dt), cdt)
+  tt_val_t pos = RND(bin(f, "stablehlo.subtract", xc, l));
+  pos = RND(bin(f, "stablehlo.multiply", pos, kl(f, pos, (double)bins)));
+  pos = RND(bin(f, "stablehlo.divide", pos, RND(bin(f, "stablehlo.subtract", r, l))));
+#undef RND
+  tt_val_t p = tt_l_convert(f, pos, TT_I64);
+  p = bin(f, "stablehlo.minimum", p, kl(f, p, (double)(bins - 1)));
+  tt_val_t in = bin(f, "stablehlo.and", tt_l_compare(f, "GE", xc, l), tt_l_compare(f, "LE", xc, r));
+  p = tt_l_select(f, in, p, kl(f, p, (double)bins)); /* ignored elements land in slot `bins` */
+  int64_t id2[2] = {n, 1}, ins[1] = {0};
+  tt_type_t ones = tt_type_make(cdt, 1, &n);
+  tt_val_t h = tt_lt_scatter(f, tt_l_full(f, cdt, 1, &nb1, 0.0), tt_l_reshape(f, p, 2, id2), tt_shlo_const(f, &ones, 1.0),
+                             NULL, 0, ins, 1, ins, 1, 1, "stablehlo.add");
+  return tt_l_set_out(c, 0, tt_lt_slice_dim(f, h, 0, 0, bins));
+}
+
+/* histogram.bins_tensor(self, bins, weight, density) / .bin_ct(self, bins,
+ * range, weight, density) (param 1) -> (hist, bin_edges): each element
+ * counts (or adds its weight) in the bin whose edges hold it, the last bin
+ * closed on the right, elements outside the edges ignored (CPU's
+ * histogramdd). bin_ct edges: linspace over range, else the data's
+ * [min, max] (widened by 0.5 each way when empty), in self's dtype. density
+ * divides by the total and the bin widths. */
+static tt_status_t lower_histogram(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  tt_val_t x = c->args[0].val;
+  tt_type_t xt = tt__sh_type(f, x);
+  tt_dtype_t dt = xt.dtype, cdt = tt_l_opmath(dt);
+  if (!tt_dtype_is_float(dt))
+    return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram: input tensor and bins tensors should have the same dtype");
+  int64_t n = tt_type_numel(&xt), ne = c->out_types[1].dims[0];
+  if (ne < 2) return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0");
+  tt_val_t flat = tt_l_convert(f, tt_l_reshape(f, x, 1, &n), cdt);
+  tt_val_t edges;
+  if (c->op->param == 0) {
+    edges = tt_l_convert(f, tt_l_reshape(f, c->args[1].val, 1, &ne), cdt);
+  } else {
+    tt_val_t lo, hi;
+    if (c->args[2].kind == TT_ARG_SCALARS && c->args[2].n == 2) {
+      lo = tt_l_convert(f, c->args[2].vals[0], TT_F64);
+      hi = tt_l_convert(f, c->args[2].vals[1], TT_F64);
+    } else if (n > 0) {
+      lo = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, false), TT_F64);
+      hi = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, true), TT_F64);
+    } else {
+      lo = hi = tt_lt_const0(f, TT_F64, 0.0);
+    }
+    tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
+    lo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 0.5)), lo);
+    hi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 0.5)), hi);
+    tt_shlo_add_check(f, tt_l_compare(f, "GT", lo, hi), TT_INTERNAL,
+                      "torch.histogram(): min should not exceed max");
+    /* linspace(lo, hi, ne) as CPU computes it: from both ends, in cdt */
+    tt_val_t s0 = tt_l_convert(f, tt_l_convert(f, lo, dt), cdt), e0 = tt_l_convert(f, tt_l_convert(f, hi, dt), cdt);
+    tt_val_t step = bin(f, "stablehlo.divide", bin(f, "stablehlo.subtract", e0, s0), tt_lt_const0(f, cdt, (double)(ne - 1)));
+    tt_val_t i = tt_lt_iota(f, cdt, 1, &ne, 0), stb = tt_lt_splat(f, step, 1, &ne);
+    tt_val_t a = bin(f, "stablehlo.add", tt_lt_splat(f, s0, 1, &ne), bin(f, "stablehlo.multiply", stb, i));
+    tt_val_t back = bin(f, "stablehlo.subtract", kl(f, i, (double)(ne - 1)), i);
+    tt_val_t b = bin(f, "stablehlo.subtract", tt_lt_splat(f, e0, 1, &ne), bin(f, "stablehlo.multiply", stb, back));
+    edges = tt_l_select(f, tt_l_compare(f, "LT", i, kl(f, i, (double)(ne / 2))), a, b);
+    edges = tt_l_convert(f, tt_l_convert(f, edges, dt), cdt);
+  }
+  int64_t nb = ne - 1, e2[2] = {1, ne}, v2[2] = {1, n};
+  tt_type_t ht = tt_type_make(cdt, 1, &nb);
+  tt_val_t hist = tt_shlo_const(f, &ht, 0.0);
+  if (n > 0) {
+    tt_val_t seq = tt_l_reshape(f, edges, 2, e2);
+    tt_val_t ub = tt_l_reshape(f, search_rows(f, seq, tt_l_reshape(f, flat, 2, v2), "GT", true), 1, &n);
+    tt_val_t pos = bin(f, "stablehlo.subtract", ub, kl(f, ub, 1.0));
+    pos = bin(f, "stablehlo.minimum", pos, kl(f, pos, (double)(nb - 1)));
+    tt_val_t first = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, 0, 1), 0, NULL), 1, &n);
+    tt_val_t last = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, nb, ne), 0, NULL), 1, &n);
+    tt_val_t in = bin(f, "stablehlo.and", tt_l_compare(f, "GE", flat, first), tt_l_compare(f, "LE", flat, last));
+    pos = tt_l_select(f, in, pos, kl(f, pos, (double)nb)); /* ignored: slot nb */
+    tt_type_t wt = tt_type_make(cdt, 1, &n);
+    tt_val_t w = tt_lt_has(c, 2 + c->op->param) ? tt_l_convert(f, tt_l_reshape(f, c->args[2 + c->op->param].val, 1, &n), cdt)
+                                                : tt_shlo_const(f, &wt, 1.0);
+    int64_t id2[2] = {n, 1}, ins[1] = {0};
+    hist = tt_lt_scatter(f, tt_l_full(f, cdt, 1, &ne, 0.0), tt_l_reshape(f, pos, 2, id2), w, NULL, 0, ins, 1, ins, 1, 1,
+                         "stablehlo.add");
+    hist = tt_lt_slice_dim(f, hist, 0, 0, nb);
+  }
+  const tt_larg_t* dens = &c->args[3 + c->op->param];
+  if (dens->kind == TT_ARG_BOOL && dens->i) {
+    tt_val_t width = bin(f, "stablehlo.subtract", tt_lt_slice_dim(f, edges, 0, 1, ne), tt_lt_slice_dim(f, edges, 0, 0, nb));
+    hist = bin(f, "stablehlo.divide", hist, tt_lt_splat(f, tt_lt_sum(f, hist, 1u), 1, &nb));
+    hist = bin(f, "stablehlo.divide", hist, width);
+  }
+  TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, hist));
+  return tt_l_set_out(c, 1, edges);
+}
+
+#define R(name, fn, param) {"aten::" name, fn, param, 0}
+
+const tt_lower_entry_t tt_lower_index_more_search[] = {
+    R("searchsorted.Tensor", lower_search, 0), R("searchsorted.Tensor_out", lower_search, 0),
+    R("searchsorted.Scalar", lower_search, 0), R("searchsorted.Scalar_out", lower_search, 0),
+    R("bucketize.Tensor", lower_search, 1), R("bucketize.Tensor_out", lower_search, 1),
+    R("bucketize.Scalar", lower_search, 1),
+    R("isin.Tensor_Tensor", lower_isin, 0), R("isin.Tensor_Tensor_out", lower_isin, 0),
+    R("isin.Tensor_Scalar", lower_isin, 0), R("isin.Tensor_Scalar_out", lower_isin, 0),
+    R("isin.Scalar_Tensor", lower_isin, 0), R("isin.Scalar_Tensor_out", lower_isin, 0),
+    R("histc", lower_histc, 0), R("histc.out", lower_histc, 0),
+    R("histogram.bins_tensor", lower_histogram, 0), R("histogram.bins_tensor_out", lower_histogram, 0),
+    R("histogram.bin_ct", lower_histogram, 1), R("histogram.bin_ct_out", lower_histogram, 1),
+};
+const int tt_lower_index_more_search_count = TT_TABLE_COUNT(tt_lower_index_more_search);

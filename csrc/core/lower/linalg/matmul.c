@@ -1,0 +1,153 @@
+/* Matrix products: mm, bmm, mv, dot and their add* forms, as one
+ * stablehlo.dot_general at HIGHEST precision (TPU/GPU would otherwise use
+ * reduced-precision passes). f16/bf16 multiply in f32 and round once at the
+ * end, as PyTorch CPU accumulates in f32; integers multiply in their own
+ * dtype (wrap-around equals PyTorch's). */
+#include <stdio.h>
+
+#include "../lower_tensor_util.h"
+#include "../tt_lower_tables.h"
+
+enum mm_kind { MM, BMM, MV, DOT, ADDMM, BADDBMM, ADDMV, ADDBMM, ADDR, ADDMM_ACT };
+#define MM_DTYPE 0x100 /* the schema has a ScalarType out_dtype after the tensors */
+#define MM_KIND(p) ((int)((p) & 0xff))
+
+typedef struct dims_spec {
+  int nb, nc;
+  int64_t lb[2], rb[2], lc[2], rc[2];
+} dims_spec_t;
+
+static void put_list(tt_sbuf_t* a, const char* name, const int64_t* v, int n, bool* first) {
+  if (!n) return;
+  tt_sbuf_printf(a, "%s%s = ", *first ? "" : ", ", name);
+  tt_shlo_fmt_i64_list(a, v, n);
+  *first = false;
+}
+
+/* dot_general of a and b (same dtype) with result type rt. */
+static tt_val_t dot(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, const dims_spec_t* s,
+                    const tt_type_t* rt) {
+  tt_sbuf_t at;
+  tt_sbuf_init(&at);
+  bool first = true;
+  tt_sbuf_append(&at, "dot_dimension_numbers = #stablehlo.dot<");
+  put_list(&at, "lhs_batching_dimensions", s->lb, s->nb, &first);
+  put_list(&at, "rhs_batching_dimensions", s->rb, s->nb, &first);
+  put_list(&at, "lhs_contracting_dimensions", s->lc, s->nc, &first);
+  put_list(&at, "rhs_contracting_dimensions", s->rc, s->nc, &first);
+  tt_sbuf_append(&at, ">, precision_config = [#stablehlo<precision HIGHEST>, "
+                      "#stablehlo<precision HIGHEST>]");
+  tt_val_t ops[2] = {a, b};
+  tt_val_t r = tt_shlo_op(f, "stablehlo.dot_general", ops, 2, rt, at.data);
+  tt_sbuf_free(&at);
+  return r;
+}
+
+/* The product term of each kind, in dtype cdt. */
+static tt_val_t product(tt_lctx_t* c, int kind, tt_val_t a, tt_val_t b, tt_dtype_t cdt, int ialpha) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* at = tt_shlo_type(f, a);
+  const tt_type_t* bt = tt_shlo_type(f, b);
+  if (!at || !bt) return TT_SHLO_INVALID;
+  dims_spec_t s = {0};
+  tt_type_t rt = tt_type_scalar(cdt);
+  switch (kind) {
+    case MM: case ADDMM: case ADDMM_ACT:
+      s = (dims_spec_t){0, 1, {0}, {0}, {1}, {0}};
+      rt.rank = 2, rt.dims[0] = at->dims[0], rt.dims[1] = bt->dims[1];
+      break;
+    case BMM: case BADDBMM:
+      s = (dims_spec_t){1, 1, {0}, {0}, {2}, {1}};
+      rt.rank = 3, rt.dims[0] = at->dims[0], rt.dims[1] = at->dims[1], rt.dims[2] = bt->dims[2];
+      break;
+    case MV: case ADDMV:
+      s = (dims_spec_t){0, 1, {0}, {0}, {1}, {0}};
+      rt.rank = 1, rt.dims[0] = at->dims[0];
+      break;
+    case DOT:
+      s = (dims_spec_t){0, 1, {0}, {0}, {0}, {0}};
+      break;
+    case ADDBMM:
+      s = (dims_spec_t){0, 2, {0}, {0}, {0, 2}, {0, 1}};
+      rt.rank = 2, rt.dims[0] = at->dims[1], rt.dims[1] = bt->dims[2];
+      break;
+    case ADDR: { /* outer product: (alpha * vec1) * vec2, as PyTorch orders it */
+      int64_t d[2] = {at->dims[0], bt->dims[0]};
+      int64_t b0[1] = {0}, b1[1] = {1};
+      const char* mul = cdt == TT_BOOL ? "stablehlo.and" : "stablehlo.multiply";
+      tt_val_t alpha = tt_lt_splat(f, tt_lt_scalar(c, ialpha, cdt), at->rank, at->dims);
+      tt_val_t x = tt_lt_bcast_in_dim(f, tt_l_binary(f, mul, alpha, a), 2, d, b0);
+      return tt_l_binary(f, mul, x, tt_lt_bcast_in_dim(f, b, 2, d, b1));
+    }
+    default:
+      tt_shlo_fail(f, "matmul: bad kind %d", kind);
+      return TT_SHLO_INVALID;
+  }
+  return dot(f, a, b, &s, &rt);
+}
+
+static tt_status_t lower_matmul(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  int kind = MM_KIND(c->op->param);
+  bool add = kind >= ADDMM;
+  int ia = add ? 1 : 0, ib = ia + 1;
+  int ibeta = ib + 1 + ((c->op->param & MM_DTYPE) ? 1 : 0), ialpha = ibeta + 1;
+  tt_dtype_t in_dt = tt_l_arg_dtype(c, ia);
+  if (in_dt != tt_l_arg_dtype(c, ib))
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: expected both operands to have the same dtype, got %s and %s",
+                          c->op->name, tt_dtype_name(in_dt), tt_dtype_name(tt_l_arg_dtype(c, ib)));
+  if (in_dt == TT_BOOL && kind != ADDR)
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for 'Bool'", c->op->name);
+  tt_dtype_t cdt = tt_l_opmath(in_dt); /* out_dtype variants only allow f32 for half inputs */
+  tt_val_t a = tt_l_convert(f, c->args[ia].val, cdt);
+  tt_val_t b = tt_l_convert(f, c->args[ib].val, cdt);
+  tt_val_t r = product(c, kind, a, b, cdt, ialpha);
+  if (add) {
+    const tt_type_t* rtp = tt_shlo_type(f, r);
+    if (!rtp) return tt_status_make(TT_INTERNAL, "%s: product failed", c->op->name);
+    tt_type_t rt = *rtp;
+    const char* mul = cdt == TT_BOOL ? "stablehlo.and" : "stablehlo.multiply";
+    const char* addop = cdt == TT_BOOL ? "stablehlo.or" : "stablehlo.add";
+    if (kind != ADDR) { /* addr applied alpha already */
+      tt_val_t alpha = tt_lt_splat(f, tt_lt_scalar(c, ialpha, cdt), rt.rank, rt.dims);
+      r = tt_l_binary(f, mul, alpha, r);
+    }
+    /* beta == 0 ignores self entirely (NaN/inf in self do not propagate) */
+    tt_val_t beta0 = tt_lt_scalar(c, ibeta, cdt);
+    tt_val_t self = tt_l_arg_as(c, 0, cdt, &rt);
+    tt_val_t beta = tt_lt_splat(f, beta0, rt.rank, rt.dims);
+    tt_val_t term = tt_l_binary(f, mul, beta, self);
+    tt_val_t zero = tt_shlo_const(f, &rt, 0.0);
+    term = tt_l_select(f, tt_l_compare(f, "EQ", beta, zero), zero, term);
+    r = tt_l_binary(f, addop, term, r);
+    if (kind == ADDMM_ACT) {
+      if (c->args[ialpha + 1].i)
+        return tt_status_make(TT_UNIMPLEMENTED, "%s: use_gelu=True is not supported", c->op->name);
+      r = tt_lt_minmax(f, "stablehlo.maximum", r, zero); /* relu keeps NaN */
+    }
+  }
+  return tt_l_set_out(c, 0, r);
+}
+
+#define ROWS(base, kind)                                       \
+  {"aten::" base, lower_matmul, kind, 0},                      \
+  {"aten::" base ".out", lower_matmul, kind, 0}
+#define ROWS_DT(base, kind)                                    \
+  {"aten::" base ".dtype", lower_matmul, (kind) | MM_DTYPE, 0}, \
+  {"aten::" base ".dtype_out", lower_matmul, (kind) | MM_DTYPE, 0}
+
+const tt_lower_entry_t tt_lower_matmul[] = {
+    ROWS("mm", MM),           ROWS_DT("mm", MM),
+    ROWS("bmm", BMM),         ROWS_DT("bmm", BMM),
+    ROWS("mv", MV),           ROWS("dot", DOT),
+    ROWS("vdot", DOT),        /* real dtypes only: vdot == dot */
+    ROWS("addmm", ADDMM),     ROWS_DT("addmm", ADDMM),
+    {"aten::addmm_", lower_matmul, ADDMM, 0},
+    ROWS("baddbmm", BADDBMM), ROWS_DT("baddbmm", BADDBMM),
+    {"aten::baddbmm_", lower_matmul, BADDBMM, 0},
+    ROWS("addmv", ADDMV),     {"aten::addmv_", lower_matmul, ADDMV, 0},
+    ROWS("addbmm", ADDBMM),   {"aten::addbmm_", lower_matmul, ADDBMM, 0},
+    ROWS("addr", ADDR),       {"aten::addr_", lower_matmul, ADDR, 0},
+    ROWS("_addmm_activation", ADDMM_ACT),
+};
+const int tt_lower_matmul_count = TT_TABLE_COUNT(tt_lower_matmul);

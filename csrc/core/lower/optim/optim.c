@@ -1,0 +1,156 @@
+/* Fused optimizer steps (torch.optim's fused=True paths): _fused_adam_,
+ * _fused_adamw_ and _fused_sgd_, also with a Tensor lr. One program updates
+ * every parameter of the group.
+ *
+ * Outputs follow the mutated lists in schema order: params, grads (unscaled
+ * when grad_scale is given, as CUDA/CPU store them back), then the state
+ * lists (exp_avgs, exp_avg_sqs, max_exp_avg_sqs / momentum buffers; an empty
+ * list has no outputs). With found_inf != 0 nothing changes. Math in the
+ * opmath dtype (f32 for f16/bf16); the bias corrections from each tensor's
+ * step, as PyTorch's kernels compute them. */
+#include "../elementwise/lower_elementwise.h"
+#include "../lower_tensor_util.h"
+#include "../tt_lower_tables.h"
+
+enum { ADAM = 0, ADAMW = 1 };
+
+typedef struct ostate {
+  tt_lctx_t* c;
+  tt_shlo_fn_t* f;
+  int next; /* next output index */
+} ostate_t;
+
+static tt_val_t k(tt_shlo_fn_t* f, tt_val_t like, double v) { return tt__ew_k(f, like, v); }
+
+/* A 0-d value of argument i (a FLOAT or a TENSOR) in dtype dt, broadcast like x. */
+static tt_val_t arg_like(tt_lctx_t* c, int i, tt_val_t x) {
+  const tt_type_t* t = tt_shlo_type(c->f, x);
+  if (c->args[i].kind == TT_ARG_FLOAT) return tt__ew_k(c->f, x, c->args[i].f);
+  tt_val_t v = tt_l_convert(c->f, tt_l_reshape(c->f, c->args[i].val, 0, NULL), t->dtype);
+  return tt_lt_splat(c->f, v, t->rank, t->dims);
+}
+
+/* Output `o->next` = v (the new value) unless found_inf is set, then old. */
+static tt_status_t emit(ostate_t* o, tt_val_t old, tt_val_t v, int found_inf_arg) {
+  tt_lctx_t* c = o->c;
+  if (o->next >= c->nout) return tt_status_make(TT_INTERNAL, "%s: too few outputs", c->op->name);
+  const tt_type_t* ot = &c->out_types[o->next];
+  v = tt_l_convert(o->f, v, ot->dtype);
+  if (tt_lt_has(c, found_inf_arg)) {
+    tt_val_t fi = tt_l_convert(o->f, tt_l_reshape(o->f, c->args[found_inf_arg].val, 0, NULL), TT_F32);
+    tt_val_t skip = tt_lt_splat(o->f, tt_l_compare(o->f, "NE", fi, tt_lt_const0(o->f, TT_F32, 0.0)),
+                                ot->rank, ot->dims);
+    v = tt_l_select(o->f, skip, old, v);
+  }
+  return tt_l_set_out(c, o->next++, v);
+}
+
+static tt_status_t check_lists(tt_lctx_t* c, const int* lists, int n, int need) {
+  for (int i = 0; i < n; i++) {
+    const tt_larg_t* a = &c->args[lists[i]];
+    if (a->kind != TT_ARG_TENSORS || (a->n != need && a->n != 0))
+      return tt_status_make(TT_INVALID_ARGUMENT, "%s: tensor list %d must hold %d tensors", c->op->name,
+                            lists[i], need);
+  }
+  return NULL;
+}
+
+/* _fused_adam(w)_(self[], grads[], exp_avgs[], exp_avg_sqs[], max_exp_avg_sqs[],
+ * state_steps[], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
+ * grad_scale?, found_inf?) */
+static tt_status_t lower_adam(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  int n = c->args[0].n, lists[5] = {1, 2, 3, 4, 5};
+  TT_RETURN_IF_ERROR(check_lists(c, lists, 5, n));
+  double beta1 = c->args[7].f, beta2 = c->args[8].f, wd = c->args[9].f, eps = c->args[10].f;
+  bool amsgrad = c->args[11].i, maximize = c->args[12].i;
+  if (amsgrad && c->args[4].n != n)
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: amsgrad needs max_exp_avg_sqs", c->op->name);
+  tt_val_t np[64], ng[64], nm[64], nv[64], nmax[64];
+  if (n > 64) return tt_status_make(TT_UNIMPLEMENTED, "%s: more than 64 tensors in one call", c->op->name);
+  for (int i = 0; i < n; i++) {
+    const tt_type_t* pt = tt_shlo_type(f, c->args[0].vals[i]);
+    tt_dtype_t dt = tt_l_opmath(pt->dtype);
+    tt_val_t p = tt_l_convert(f, c->args[0].vals[i], dt), g = tt_l_convert(f, c->args[1].vals[i], dt);
+    tt_val_t m = tt_l_convert(f, c->args[2].vals[i], dt), v = tt_l_convert(f, c->args[3].vals[i], dt);
+    if (tt_lt_has(c, 13)) g = tt__ew_div(f, g, arg_like(c, 13, g));
+    ng[i] = g;
+    tt_val_t lr = arg_like(c, 6, p);
+    if (maximize) g = tt_l_unary(f, "stablehlo.negate", g);
+    if (wd != 0.0) {
+      if (c->op->param == ADAMW) p = tt__ew_sub(f, p, tt__ew_mul(f, tt__ew_mulk(f, lr, wd), p));
+      else g = tt__ew_add(f, g, tt__ew_mulk(f, p, wd));
+    }
+    m = tt__ew_add(f, tt__ew_mulk(f, m, beta1), tt__ew_mulk(f, g, 1.0 - beta1));
+    v = tt__ew_add(f, tt__ew_mulk(f, v, beta2), tt__ew_mulk(f, tt__ew_mul(f, g, g), 1.0 - beta2));
+    const tt_type_t* vt = tt_shlo_type(f, p);
+    tt_val_t s0 = tt_l_convert(f, tt_l_reshape(f, c->args[5].vals[i], 0, NULL), dt);
+    tt_val_t step = tt_lt_splat(f, s0, vt->rank, vt->dims);
+    tt_val_t bc1 = tt__ew_sub(f, k(f, p, 1.0), tt_l_binary(f, "stablehlo.power", k(f, p, beta1), step));
+    tt_val_t bc2 = tt__ew_sub(f, k(f, p, 1.0), tt_l_binary(f, "stablehlo.power", k(f, p, beta2), step));
+    tt_val_t step_size = tt__ew_div(f, lr, bc1);
+    tt_val_t bc2_sqrt = tt_l_unary(f, "stablehlo.sqrt", bc2);
+    tt_val_t vv = v;
+    if (amsgrad) {
+      tt_val_t mx = tt_l_convert(f, c->args[4].vals[i], dt);
+      vv = tt__ew_max(f, mx, v);
+      nmax[i] = vv;
+    }
+    tt_val_t denom = tt__ew_add(f, tt__ew_div(f, tt_l_unary(f, "stablehlo.sqrt", vv), bc2_sqrt), k(f, p, eps));
+    p = tt__ew_sub(f, p, tt__ew_div(f, tt__ew_mul(f, step_size, m), denom));
+    np[i] = p, nm[i] = m, nv[i] = v;
+  }
+  ostate_t o = {c, f, 0};
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[0].vals[i], np[i], 14));
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[1].vals[i], ng[i], 14));
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[2].vals[i], nm[i], 14));
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[3].vals[i], nv[i], 14));
+  for (int i = 0; i < c->args[4].n; i++)
+    TT_RETURN_IF_ERROR(emit(&o, c->args[4].vals[i], amsgrad ? nmax[i] : c->args[4].vals[i], 14));
+  return NULL;
+}
+
+/* _fused_sgd_(self[], grads[], momentum_buffer_list[], weight_decay, momentum,
+ * lr, dampening, nesterov, maximize, is_first_step, grad_scale?, found_inf?) */
+static tt_status_t lower_sgd(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  int n = c->args[0].n, lists[2] = {1, 2};
+  TT_RETURN_IF_ERROR(check_lists(c, lists, 2, n));
+  double wd = c->args[3].f, mom = c->args[4].f, damp = c->args[6].f;
+  bool nesterov = c->args[7].i, maximize = c->args[8].i, first = c->args[9].i;
+  bool bufs = c->args[2].n == n && mom != 0.0;
+  tt_val_t np[64], ng[64], nb[64];
+  if (n > 64) return tt_status_make(TT_UNIMPLEMENTED, "%s: more than 64 tensors in one call", c->op->name);
+  for (int i = 0; i < n; i++) {
+    const tt_type_t* pt = tt_shlo_type(f, c->args[0].vals[i]);
+    tt_dtype_t dt = tt_l_opmath(pt->dtype);
+    tt_val_t p = tt_l_convert(f, c->args[0].vals[i], dt), g = tt_l_convert(f, c->args[1].vals[i], dt);
+    if (tt_lt_has(c, 10)) g = tt__ew_div(f, g, arg_like(c, 10, g));
+    ng[i] = g;
+    if (maximize) g = tt_l_unary(f, "stablehlo.negate", g);
+    if (wd != 0.0) g = tt__ew_add(f, g, tt__ew_mulk(f, p, wd));
+    if (bufs) {
+      tt_val_t b = tt_l_convert(f, c->args[2].vals[i], dt);
+      b = first ? g : tt__ew_add(f, tt__ew_mulk(f, b, mom), tt__ew_mulk(f, g, 1.0 - damp));
+      nb[i] = b;
+      g = nesterov ? tt__ew_add(f, g, tt__ew_mulk(f, b, mom)) : b;
+    }
+    np[i] = tt__ew_sub(f, p, tt__ew_mul(f, arg_like(c, 5, p), g));
+  }
+  ostate_t o = {c, f, 0};
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[0].vals[i], np[i], 11));
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[1].vals[i], ng[i], 11));
+  for (int i = 0; i < c->args[2].n; i++)
+    TT_RETURN_IF_ERROR(emit(&o, c->args[2].vals[i], bufs ? nb[i] : c->args[2].vals[i], 11));
+  return NULL;
+}
+
+const tt_lower_entry_t tt_lower_optim[] = {
+    {"aten::_fused_adam_", lower_adam, ADAM, 0},
+    {"aten::_fused_adam_.tensor_lr", lower_adam, ADAM, 0},
+    {"aten::_fused_adamw_", lower_adam, ADAMW, 0},
+    {"aten::_fused_adamw_.tensor_lr", lower_adam, ADAMW, 0},
+    {"aten::_fused_sgd_", lower_sgd, 0, 0},
+    {"aten::_fused_sgd_.tensor_lr", lower_sgd, 0, 0},
+};
+const int tt_lower_optim_count = TT_TABLE_COUNT(tt_lower_optim);

@@ -1,0 +1,161 @@
+/* The special family: elementwise special functions (Bessel functions,
+ * orthogonal polynomials, gamma-related functions and small numeric helpers).
+ * This file holds the ATen table and the helpers shared by the builder files
+ * (see special_util.h); every row's param is a tt__sp_op_t and each range of
+ * params is lowered by the file that holds its builders. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "special_util.h"
+#include "../tt_lower_tables.h"
+
+/* ---- helpers ------------------------------------------------------------------ */
+tt_dtype_t tt__sp_compute(const tt_lctx_t* c, tt_dtype_t in) {
+  (void)c;
+  return in == TT_F64 ? TT_F64 : TT_F32;
+}
+
+void tt__sp_float_args(tt_lctx_t* c, const int* idx, int n, tt_val_t* vals,
+                       tt_dtype_t* promoted) {
+  tt_dtype_t p = tt_l_promote(c, idx, n);
+  if (promoted) *promoted = p;
+  tt_dtype_t cd = tt__sp_compute(c, p);
+  for (int k = 0; k < n; k++) vals[k] = tt_l_arg_as(c, idx[k], cd, &c->out_types[0]);
+}
+
+tt_val_t tt__sp_horner(tt_shlo_fn_t* f, tt_val_t z, const double* c, int n) {
+  tt_val_t r = tt__ew_k(f, z, c[0]);
+  for (int i = 1; i < n; i++) r = tt__ew_add(f, tt__ew_mul(f, r, z), tt__ew_k(f, z, c[i]));
+  return r;
+}
+
+tt_val_t tt__sp_horner1(tt_shlo_fn_t* f, tt_val_t z, const double* c, int n) {
+  tt_val_t r = tt__ew_add(f, z, tt__ew_k(f, z, c[0]));
+  for (int i = 1; i < n; i++) r = tt__ew_add(f, tt__ew_mul(f, r, z), tt__ew_k(f, z, c[i]));
+  return r;
+}
+
+tt_val_t tt__sp_chbevl(tt_shlo_fn_t* f, tt_val_t z, const double* c, int n) {
+  tt_val_t b0 = tt__ew_k(f, z, c[0]), b1 = tt__ew_k(f, z, 0.0), b2 = b1;
+  for (int i = 1; i < n; i++) {
+    b2 = b1;
+    b1 = b0;
+    b0 = tt__ew_add(f, tt__ew_sub(f, tt__ew_mul(f, z, b1), b2), tt__ew_k(f, z, c[i]));
+  }
+  return tt__ew_mulk(f, tt__ew_sub(f, b0, b2), 0.5);
+}
+
+tt_val_t tt__sp_where_k(tt_shlo_fn_t* f, tt_val_t pred, double k, tt_val_t b) {
+  return tt_l_select(f, pred, tt__ew_k(f, b, k), b);
+}
+tt_val_t tt__sp_and(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.and", a, b); }
+tt_val_t tt__sp_or(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.or", a, b); }
+tt_val_t tt__sp_not(tt_shlo_fn_t* f, tt_val_t a) { return tt_l_unary(f, "stablehlo.not", a); }
+tt_val_t tt__sp_abs(tt_shlo_fn_t* f, tt_val_t a) { return tt_l_unary(f, "stablehlo.abs", a); }
+tt_val_t tt__sp_un(tt_shlo_fn_t* f, const char* op, tt_val_t a) { return tt_l_unary(f, op, a); }
+tt_val_t tt__sp_isfinite(tt_shlo_fn_t* f, tt_val_t a) {
+  return tt__ew_cmpk(f, "LT", tt__sp_abs(f, a), INFINITY);
+}
+
+tt_val_t tt__sp_any(tt_shlo_fn_t* f, tt_val_t pred) {
+  const tt_type_t* t = tt_shlo_type(f, pred);
+  if (!t) return TT_SHLO_INVALID;
+  uint32_t mask = t->rank ? (uint32_t)((1ull << t->rank) - 1) : 0;
+  return tt_lt_reduce(f, pred, mask, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0));
+}
+
+/* The two regions of stablehlo.while are printed as "({cond}, {body})": each
+ * region text comes as "({...})", so the outer parentheses are merged. */
+void tt__sp_while(tt_shlo_fn_t* f, tt_val_t* state, int n, tt__sp_cond_fn cond,
+                  tt__sp_body_fn body, void* ud) {
+  tt_type_t types[16];
+  if (n > 16) {
+    tt_shlo_fail(f, "special: while loop with %d values", n);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    const tt_type_t* t = tt_shlo_type(f, state[i]);
+    if (!t) return;
+    types[i] = *t;
+  }
+  tt_val_t args[16], next[16];
+  tt_shlo_region_begin(f, types, n, args);
+  tt_val_t pred = cond(f, args, ud);
+  char* rc = tt_shlo_region_end(f, &pred, 1);
+  tt_shlo_region_begin(f, types, n, args);
+  body(f, args, next, ud);
+  char* rb = tt_shlo_region_end(f, next, n);
+  if (!rc || !rb) {
+    free(rc);
+    free(rb);
+    return;
+  }
+  size_t lc = strlen(rc), lb = strlen(rb);
+  char* both = malloc(lc + lb + 4);
+  if (!both) {
+    free(rc);
+    free(rb);
+    tt_shlo_fail(f, "out of memory");
+    return;
+  }
+  /* "({c})" + "({b})" -> "({c}, {b})" */
+  memcpy(both, rc, lc - 1);
+  memcpy(both + lc - 1, ", ", 2);
+  memcpy(both + lc + 1, rb + 1, lb - 1);
+  both[lc + lb] = '\0';
+  free(rc);
+  free(rb);
+  tt_val_t outs[16];
+  tt_shlo_op_multi(f, "stablehlo.while", state, n, types, n, NULL, both, outs);
+  for (int i = 0; i < n; i++) state[i] = outs[i];
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+#define B tt__sp_lower_bessel
+#define P tt__sp_lower_poly
+#define M tt__sp_lower_misc
+#define G tt__sp_lower_gamma
+/* functional and out= */
+#define S2(fn, n, p) {"aten::" n, fn, p, 0}, {"aten::" n ".out", fn, p, 0},
+/* functional, in-place and out= */
+#define S3(fn, n, p) S2(fn, n, p) {"aten::" n "_", fn, p, 0},
+/* binary ops with Scalar overloads (orthogonal polynomials, xlog1py, zeta) */
+#define SX(fn, n, a, b, p)                                                               \
+  S2(fn, n, p){"aten::" n "." a "_scalar", fn, p, 0}, {"aten::" n "." a "_scalar_out", fn, p, 0}, \
+      {"aten::" n "." b "_scalar", fn, p, 0}, {"aten::" n "." b "_scalar_out", fn, p, 0},
+#define SP(n, p) SX(P, "special_" n, "x", "n", p)
+
+const tt_lower_entry_t tt_lower_special[] = {
+    S3(B, "i0", TT_SP_I0) S2(B, "special_i0e", TT_SP_I0E) S2(B, "special_i1", TT_SP_I1)
+    S2(B, "special_i1e", TT_SP_I1E) S2(B, "special_modified_bessel_i0", TT_SP_MOD_I0)
+    S2(B, "special_modified_bessel_i1", TT_SP_MOD_I1)
+    S2(B, "special_modified_bessel_k0", TT_SP_MOD_K0)
+    S2(B, "special_modified_bessel_k1", TT_SP_MOD_K1)
+    S2(B, "special_scaled_modified_bessel_k0", TT_SP_SCALED_K0)
+    S2(B, "special_scaled_modified_bessel_k1", TT_SP_SCALED_K1)
+    S2(B, "special_bessel_j0", TT_SP_J0) S2(B, "special_bessel_j1", TT_SP_J1)
+    S2(B, "special_bessel_y0", TT_SP_Y0) S2(B, "special_bessel_y1", TT_SP_Y1)
+    S2(B, "special_spherical_bessel_j0", TT_SP_SPH_J0) S2(B, "special_airy_ai", TT_SP_AIRY_AI)
+    SP("chebyshev_polynomial_t", TT_SP_CHEB_T) SP("chebyshev_polynomial_u", TT_SP_CHEB_U)
+    SP("chebyshev_polynomial_v", TT_SP_CHEB_V) SP("chebyshev_polynomial_w", TT_SP_CHEB_W)
+    SP("shifted_chebyshev_polynomial_t", TT_SP_SCHEB_T)
+    SP("shifted_chebyshev_polynomial_u", TT_SP_SCHEB_U)
+    SP("shifted_chebyshev_polynomial_v", TT_SP_SCHEB_V)
+    SP("shifted_chebyshev_polynomial_w", TT_SP_SCHEB_W)
+    SP("hermite_polynomial_h", TT_SP_HERMITE_H) SP("hermite_polynomial_he", TT_SP_HERMITE_HE)
+    SP("laguerre_polynomial_l", TT_SP_LAGUERRE) SP("legendre_polynomial_p", TT_SP_LEGENDRE)
+    S2(M, "special_ndtri", TT_SP_NDTRI) S2(M, "special_log_ndtr", TT_SP_LOG_NDTR)
+    S2(M, "special_erfcx", TT_SP_ERFCX) S2(M, "special_entr", TT_SP_ENTR)
+    S3(M, "sinc", TT_SP_SINC) S2(M, "angle", TT_SP_ANGLE) S3(M, "logit", TT_SP_LOGIT)
+    {"aten::logit_backward", M, TT_SP_LOGIT_BWD, 0},
+    {"aten::logit_backward.grad_input", M, TT_SP_LOGIT_BWD, 0},
+    SX(M, "special_xlog1py", "self", "other", TT_SP_XLOG1PY)
+    S3(M, "nextafter", TT_SP_NEXTAFTER)
+    {"aten::frexp.Tensor", M, TT_SP_FREXP, 0},
+    {"aten::frexp.Tensor_out", M, TT_SP_FREXP, 0},
+    S3(M, "gcd", TT_SP_GCD) S3(M, "lcm", TT_SP_LCM)
+    S3(G, "polygamma", TT_SP_POLYGAMMA) S3(G, "mvlgamma", TT_SP_MVLGAMMA)
+    SX(G, "special_zeta", "self", "other", TT_SP_ZETA)
+};
+const int tt_lower_special_count = TT_TABLE_COUNT(tt_lower_special);
