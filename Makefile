@@ -77,7 +77,7 @@ test-asan: venv $(ASAN_BIN) $(BUILD)/fake/.stamp
 BRIDGE_SRC := $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h) setup.py
 # The extension is built in place (incremental, ninja); the editable install
 # only registers the package and its torch.backends entry point.
-$(BUILD)/.installed: $(VENV)/.stamp setup.py
+$(BUILD)/.installed: $(VENV)/.stamp setup.py torch_tpu/_version.py
 	@mkdir -p $(BUILD)
 	TORCH_TPU_SKIP_EXT=1 TORCH_DEVICE_BACKEND_AUTOLOAD=0 $(PY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@

@@ -8,6 +8,9 @@ from setuptools import find_packages, setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 here = os.path.dirname(os.path.abspath(__file__))
+_version = {}
+with open(os.path.join(here, "torch_tpu", "_version.py")) as f:
+    exec(f.read(), _version)  # no import: torch_tpu needs its extension to import
 bridge = os.path.join("csrc", "bridge")
 sources = sorted(os.path.join(bridge, f) for f in os.listdir(os.path.join(here, bridge)) if f.endswith(".cpp"))
 
@@ -27,7 +30,7 @@ ext_modules = [] if os.environ.get("TORCH_TPU_SKIP_EXT") else [
 
 setup(
     name="torch_tpu",
-    version="0.1.0",
+    version=_version["VERSION"],
     description="A native PyTorch backend for the `tpu` device on PJRT plugins (TPU, GPU, CPU)",
     packages=find_packages(include=["torch_tpu", "torch_tpu.*"]),
     ext_modules=ext_modules,

@@ -14,6 +14,22 @@ def _autoload():
 
 import sys as _sys  # noqa: E402
 
+from ._version import VERSION as _SOURCE_VERSION  # noqa: E402
+
+
+def _installed_version():
+    """The installed distribution's version (what pip reports); the source
+    tree's when the package runs from a checkout that was never installed."""
+    import importlib.metadata as md
+
+    try:
+        return md.version("torch_tpu")
+    except md.PackageNotFoundError:
+        return _SOURCE_VERSION
+
+
+__version__ = _installed_version()
+
 import torch as _torch  # noqa: E402
 
 if _torch._C._get_privateuse1_backend_name() != "tpu":
