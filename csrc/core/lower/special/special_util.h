@@ -10,6 +10,7 @@
 #define TT_SPECIAL_UTIL_H_
 
 #include "../elementwise/lower_elementwise.h"
+#include "../lower_loop.h"
 #include "../lower_tensor_util.h"
 
 typedef enum tt__sp_op {
@@ -64,14 +65,6 @@ tt_val_t tt__sp_un(tt_shlo_fn_t* f, const char* op, tt_val_t a);
 /* True where |a| is finite (i1). */
 tt_val_t tt__sp_isfinite(tt_shlo_fn_t* f, tt_val_t a);
 
-/* A loop "while cond: state = body(state)". The body callback receives the
- * state values (region arguments) and writes the next state into `next`;
- * the cond callback returns a 0-d i1. Everything the loop reads must be in
- * the state (regions do not capture outer values). */
-typedef tt_val_t (*tt__sp_cond_fn)(tt_shlo_fn_t* f, const tt_val_t* st, void* ud);
-typedef void (*tt__sp_body_fn)(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void* ud);
-void tt__sp_while(tt_shlo_fn_t* f, tt_val_t* state, int n, tt__sp_cond_fn cond,
-                  tt__sp_body_fn body, void* ud);
 /* Whether any element of an i1 tensor is true (0-d i1). */
 tt_val_t tt__sp_any(tt_shlo_fn_t* f, tt_val_t pred);
 
