@@ -68,6 +68,7 @@ tt_val_t tt__sp_any(tt_shlo_fn_t* f, tt_val_t pred) {
 #define P tt__sp_lower_poly
 #define M tt__sp_lower_misc
 #define G tt__sp_lower_gamma
+#define I tt__sp_lower_igamma
 /* functional and out= */
 #define S2(fn, n, p) {"aten::" n, fn, p, 0}, {"aten::" n ".out", fn, p, 0},
 /* functional, in-place and out= */
@@ -109,5 +110,6 @@ const tt_lower_entry_t tt_lower_special[] = {
     S3(M, "gcd", TT_SP_GCD) S3(M, "lcm", TT_SP_LCM)
     S3(G, "polygamma", TT_SP_POLYGAMMA) S3(G, "mvlgamma", TT_SP_MVLGAMMA)
     SX(G, "special_zeta", "self", "other", TT_SP_ZETA)
+    S3(I, "igamma", TT_SP_IGAMMA) S3(I, "igammac", TT_SP_IGAMMAC)
 };
 const int tt_lower_special_count = TT_TABLE_COUNT(tt_lower_special);
