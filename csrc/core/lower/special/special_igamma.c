@@ -96,6 +96,9 @@ static tt_val_t lgamma2(tt_shlo_fn_t* f, tt_val_t e) {
  * (f64) absolutely near z = 1 and 2, where lgamma is 0; below 2.5 the
  * recurrence moves z next to 2 for the series. */
 static tt_val_t lgamma_pos(tt_shlo_fn_t* f, tt_val_t z) {
+  /* z as rounded (CPU's lgamma(1 + a) sees the rounded 1 + a): XLA would
+   * otherwise fold (a + 1) - 1 into a */
+  z = tt__ew_opaque(f, z);
   tt_val_t lo = SUB(SUB(lgamma2(f, z), UN("log_plus_one", z)), UN("log", z));
   tt_val_t e1 = tt__ew_addk(f, z, -1.0); /* exact here; log1p(e1) pairs with it */
   tt_val_t mid = SUB(lgamma2(f, e1), UN("log_plus_one", e1));
@@ -123,7 +126,7 @@ static tt_val_t prefactor(tt_shlo_fn_t* f, tt_val_t a, tt_val_t x, const ig_t* g
   tt_val_t far = tt_l_compare(f, "GT", to64(f, ABS(SUB(a, x))), tt__ew_mulk(f, to64(f, ABS(a)), 0.4));
   /* near: sqrt(fac / e) / lanczos(a) times the remaining power */
   tt_val_t fac = tt__ew_addk(f, tt__ew_addk(f, a, k_lanczos_g), -0.5);
-  tt_val_t res = DIV(UN("sqrt", DIV(fac, K(a, 2.718281828459045))), lanczos(f, a));
+  tt_val_t res = DIV(UN("sqrt", tt__ew_divk(f, fac, 2.718281828459045)), lanczos(f, a));
   tt_val_t small_v = MUL(res, MUL(UN("exponential", SUB(a, x)),
                                   tt_l_binary(f, "stablehlo.power", DIV(x, fac), a)));
   tt_val_t num = tt__ew_addk(f, tt__ew_addk(f, SUB(x, a), -k_lanczos_g), 0.5);
