@@ -13,7 +13,7 @@ void tt_l_while(tt_shlo_fn_t* f, tt_val_t* state, int n, tt_l_cond_fn cond, tt_l
                 void* ud) {
   if (n < 1 || n > TT_L_LOOP_MAX) {
     tt_shlo_fail(f, "while loop with %d carried values (1..%d)", n, TT_L_LOOP_MAX);
-    invalidate(state, n > 0 && n <= TT_L_LOOP_MAX ? n : 0);
+    invalidate(state, n > 0 ? n : 0);
     return;
   }
   tt_type_t types[TT_L_LOOP_MAX];
@@ -75,7 +75,7 @@ void tt_l_fori_dyn(tt_shlo_fn_t* f, tt_val_t n, tt_val_t* vals, int nvals, tt_l_
                    void* ud) {
   if (nvals < 0 || nvals > TT_L_LOOP_MAX - 2) {
     tt_shlo_fail(f, "counted loop with %d carried values (at most %d)", nvals, TT_L_LOOP_MAX - 2);
-    invalidate(vals, nvals > 0 && nvals <= TT_L_LOOP_MAX ? nvals : 0);
+    invalidate(vals, nvals > 0 ? nvals : 0);
     return;
   }
   tt_val_t st[TT_L_LOOP_MAX];
