@@ -29,7 +29,7 @@ typedef enum tt__sp_op {
   TT_SP_ANGLE, TT_SP_LOGIT, TT_SP_LOGIT_BWD, TT_SP_XLOG1PY, TT_SP_NEXTAFTER, TT_SP_FREXP,
   TT_SP_GCD, TT_SP_LCM,
   TT_SP_MISC_END,
-  /* special_gamma.c */
+  /* special_gamma.c (IGAMMA, IGAMMAC: special_igamma.c) */
   TT_SP_POLYGAMMA = TT_SP_MISC_END, TT_SP_MVLGAMMA, TT_SP_ZETA, TT_SP_IGAMMA, TT_SP_IGAMMAC,
   TT_SP_COUNT
 } tt__sp_op_t;
