@@ -80,9 +80,8 @@ def test_forms_and_dtypes():
     check(torch.igamma, a[:, :1], x, **f32)                               # broadcasting
     check(torch.igammac, a[0, 0], x[0, 0], **f32)                          # 0-d
     check(torch.igamma, a[:0], x[:0])                                      # empty
-    for dt in (torch.bfloat16, torch.float16):                             # through f32, as CPU
-        check(torch.igamma, a.to(dt), x.to(dt))
-        check(torch.igammac, a.to(dt), x.to(dt))
+    check(torch.igamma, a.to(torch.bfloat16), x.to(torch.bfloat16))        # through f32, as CPU
+    check(torch.igammac, a.to(torch.float16), x.to(torch.float16))
 
 
 @pytest.mark.parametrize("fn", FNS, ids=lambda f: f.__name__)
