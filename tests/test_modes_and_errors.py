@@ -15,12 +15,40 @@ from torch_tpu._eager import current_eager_mode
 
 DEV = torch.device("tpu")
 
-# An op with no lowering, used for the error and fallback tests.
-MISSING_OP = "aten::igamma"
+# An op with no lowering, used for the error and fallback tests: a test-only
+# custom op (CPU kernels only), so that no lowering added later ever makes it
+# supported. Functional, in-place and out= forms; exec'd here and in the
+# subprocess tests.
+MISSING_OP = "tt_test::missing"
+MISSING_DEF = """
+import torch
+_tt_test_lib = torch.library.Library("tt_test", "DEF")
+_tt_test_lib.define("missing(Tensor self, Tensor other) -> Tensor")
+_tt_test_lib.define("missing_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_tt_test_lib.define("missing.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+def _tt_missing(a, b):
+    return torch.atan2(a, b) * a + b
+def _tt_missing_(a, b):
+    return a.copy_(_tt_missing(a, b))
+def _tt_missing_out(a, b, *, out):
+    return out.copy_(_tt_missing(a, b))
+_tt_test_lib.impl("missing", _tt_missing, "CPU")
+_tt_test_lib.impl("missing_", _tt_missing_, "CPU")
+_tt_test_lib.impl("missing.out", _tt_missing_out, "CPU")
+"""
+exec(MISSING_DEF)
+missing = torch.ops.tt_test.missing
+# torch.ops calls do not turn C++ warnings into Python warnings: the fallback's
+# warning then goes to stderr, so the tests count both.
+WARNED = MISSING_OP + " is not supported on the tpu device yet; running it on the CPU"
 
 
 def missing_op(x):
-    return torch.igamma(x, x * 0.5)
+    return missing(x, x * 0.5)
+
+
+def _warned(ws, err):
+    return sum(MISSING_OP in str(w.message) for w in ws) + err.count(WARNED)
 
 
 def _env(**kw):
@@ -32,12 +60,13 @@ def _env(**kw):
     return env
 
 
-def _run(code, **env):
-    """Runs `code` in a fresh interpreter; returns its stdout (asserting success)."""
+def _run(code, with_stderr=False, **env):
+    """Runs `code` in a fresh interpreter; returns its stdout (and stderr if
+    with_stderr), asserting success."""
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=_env(**env),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"subprocess failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-3000:]}"
-    return r.stdout
+    return (r.stdout, r.stderr) if with_stderr else r.stdout
 
 
 # A workload touching views, in-place ops through views, matmul, reductions,
@@ -138,26 +167,27 @@ def test_unsupported_op_raises(mode):
     assert "cpu_fallback" in msg or "TORCH_TPU_CPU_FALLBACK" in msg
 
 
-def test_cpu_fallback_runs_and_warns_once():
+def test_cpu_fallback_runs_and_warns_once(capfd):
     xc = torch.rand(4, 3) * 4 + 0.1
     xd = xc.to(DEV)
     torch_tpu.cpu_fallback(True)
     try:
+        capfd.readouterr()
         with warnings.catch_warnings(record=True) as w1:
             warnings.simplefilter("always")
             got = missing_op(xd)
+        err1 = capfd.readouterr().err
         with warnings.catch_warnings(record=True) as w2:
             warnings.simplefilter("always")
             got2 = missing_op(xd.t())  # second use (other shape): no new warning
+        err2 = capfd.readouterr().err
     finally:
         torch_tpu.cpu_fallback(False)
     assert got.device.type == "tpu" and got2.device.type == "tpu"
     torch.testing.assert_close(got.cpu(), missing_op(xc))
     torch.testing.assert_close(got2.cpu(), missing_op(xc.t()))
-    mine1 = [w for w in w1 if MISSING_OP in str(w.message)]
-    mine2 = [w for w in w2 if MISSING_OP in str(w.message)]
-    assert len(mine1) == 1, [str(w.message) for w in w1]
-    assert len(mine2) == 0, [str(w.message) for w in w2]
+    assert _warned(w1, err1) == 1, ([str(w.message) for w in w1], err1)
+    assert _warned(w2, err2) == 0, ([str(w.message) for w in w2], err2)
     # off again: raises
     with pytest.raises((RuntimeError, NotImplementedError)):
         missing_op(xd)
@@ -170,35 +200,39 @@ def test_cpu_fallback_inplace_and_out_on_views():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            xd[:, ::2].igamma_(xd[:, 1::2])
-            xc[:, ::2].igamma_(xc[:, 1::2])
+            torch.ops.tt_test.missing_(xd[:, ::2], xd[:, 1::2])
+            torch.ops.tt_test.missing_(xc[:, ::2], xc[:, 1::2])
             od = torch.empty(3, 4, device=DEV)
-            torch.igamma(xd[1:, :4], xd[:3, 2:], out=od)
+            torch.ops.tt_test.missing.out(xd[1:, :4], xd[:3, 2:], out=od)
     finally:
         torch_tpu.cpu_fallback(False)
     torch.testing.assert_close(xd.cpu(), xc)
-    torch.testing.assert_close(od.cpu(), torch.igamma(xc[1:, :4], xc[:3, 2:]))
+    torch.testing.assert_close(od.cpu(), missing(xc[1:, :4], xc[:3, 2:]))
 
 
 def test_cpu_fallback_env(tmp_path):
     out = tmp_path / "fb.pt"
-    _run(f"""
-import warnings, torch, torch_tpu
+    _, err = _run(MISSING_DEF + f"""
+import sys, warnings, torch, torch_tpu
+missing = torch.ops.tt_test.missing
 x = (torch.arange(12.0) / 3 + 0.25).view(3, 4)
 with warnings.catch_warnings(record=True) as w1:
     warnings.simplefilter("always")
-    a = torch.igamma(x.to("tpu"), x.to("tpu") * 0.5)
+    a = missing(x.to("tpu"), x.to("tpu") * 0.5)
+sys.stderr.write("@@PHASE2@@\\n"); sys.stderr.flush()
 with warnings.catch_warnings(record=True) as w2:
     warnings.simplefilter("always")
-    b = torch.igamma((x * 2).to("tpu"), x.to("tpu"))
+    b = missing((x * 2).to("tpu"), x.to("tpu"))
 n1 = sum("{MISSING_OP}" in str(w.message) for w in w1)
 n2 = sum("{MISSING_OP}" in str(w.message) for w in w2)
 torch.save([a.cpu(), b.cpu(), torch.tensor([n1, n2])], {str(out)!r})
-""", TORCH_TPU_CPU_FALLBACK="1")
+""", with_stderr=True, TORCH_TPU_CPU_FALLBACK="1")
     a, b, counts = torch.load(out)
+    err1, err2 = err.split("@@PHASE2@@")
+    counts = counts + torch.tensor([err1.count(WARNED), err2.count(WARNED)])
     x = (torch.arange(12.0) / 3 + 0.25).view(3, 4)
     torch.testing.assert_close(a, missing_op(x))
-    torch.testing.assert_close(b, torch.igamma(x * 2, x))
+    torch.testing.assert_close(b, missing(x * 2, x))
     assert counts.tolist() == [1, 0]
 
 

@@ -22,15 +22,14 @@ typedef struct th_arg {
   const struct th_arg* list; /* TENSORS / SCALARS: n entries of kind TENSOR/SCALAR */
 } th_arg_t;
 
-/* Builds @main(params for every tensor/scalar) -> outputs of the lowering,
+/* Builds @main(params for every tensor/scalar) -> outputs of the lowering e,
  * compiles, runs on device 0 and copies each output into a malloc'd buffer
  * (out_data[i], caller frees). If `text` is non-NULL the program text is
- * left there. */
-static inline tt_status_t th_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, int nargs,
-                                 const tt_type_t* out_types, int nout, void** out_data,
-                                 tt_sbuf_t* text) {
-  const tt_lower_entry_t* e = tt_lower_find(name);
-  if (!e) return tt_status_make(TT_NOT_FOUND, "no lowering named %s", name);
+ * left there. Tests of lowering helpers pass an entry of their own. */
+static inline tt_status_t th_run_entry(tt_pjrt_t* p, const tt_lower_entry_t* e, const th_arg_t* args,
+                                       int nargs, const tt_type_t* out_types, int nout,
+                                       void** out_data, tt_sbuf_t* text) {
+  const char* name = e->name;
   tt_shlo_fn_t* f = tt_shlo_fn_create();
   tt_larg_t largs[64];
   tt_val_t lists[64][32];
@@ -119,6 +118,15 @@ static inline tt_status_t th_run(tt_pjrt_t* p, const char* name, const th_arg_t*
   for (int i = 0; i < made; i++) tt_pjrt_buffer_destroy(p, in[i]);
   tt_pjrt_exec_destroy(p, ex);
   return st;
+}
+
+/* th_run_entry for the lowering registered as `name`. */
+static inline tt_status_t th_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, int nargs,
+                                 const tt_type_t* out_types, int nout, void** out_data,
+                                 tt_sbuf_t* text) {
+  const tt_lower_entry_t* e = tt_lower_find(name);
+  if (!e) return tt_status_make(TT_NOT_FOUND, "no lowering named %s", name);
+  return th_run_entry(p, e, args, nargs, out_types, nout, out_data, text);
 }
 
 /* Opens the plugin named by env var `env` (set by the Makefile). A missing

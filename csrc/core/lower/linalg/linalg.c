@@ -83,7 +83,7 @@ static void cholesky(tt_shlo_fn_t* f, tt_val_t a, bool upper, tt_val_t* l, tt_va
   it.dtype = TT_I32;
   it.rank = t.rank - 2;
   tt_val_t v[2] = {upper ? tt__la_mT(f, a) : a, tt_shlo_const(f, &it, 0.0)};
-  tt__la_fori(f, t.dims[t.rank - 1], v, 2, chol_step, NULL);
+  tt_l_fori(f, t.dims[t.rank - 1], v, 2, chol_step, NULL);
   *info = v[1];
   *l = tt__la_tri(f, upper ? tt__la_mT(f, v[0]) : v[0], !upper, 0);
 }

@@ -166,7 +166,7 @@ tt_status_t tt__la_lower_matrix_exp(tt_lctx_t* c) {
   tt_val_t sb = tt_lt_bcast_in_dim(f, si, r, t.dims, bd);
   tt_val_t smax = tt_lt_extreme(f, si, nb >= 32 ? 0xffffffffu : (1u << nb) - 1u, true);
   tt_val_t v[2] = {big, sb};
-  tt__la_fori_dyn(f, nb ? smax : si, v, 2, square_step, NULL);
+  tt_l_fori_dyn(f, nb ? smax : si, v, 2, square_step, NULL);
   big = v[0];
   /* CPU's choice: degree k for theta[k-1] < norm <= theta[k], degree 18 for
    * norm >= theta12 (it wins at equality), NaN otherwise */

@@ -203,7 +203,7 @@ tt_status_t tt__la_lower_ldl_factor(tt_lctx_t* c) {
   /* CPU factors tril(A): the strict upper triangle of LD is zero */
   tt_val_t v[4] = {tt__la_tri(f, c->args[0].val, true, 0), tt_shlo_const(f, &pt, 0.0), tt_shlo_const(f, &it, 0.0),
                    tt_shlo_const(f, &kt, 0.0)};
-  tt__la_fori(f, at.dims[r - 1], v, 4, ldl_step, &at);
+  tt_l_fori(f, at.dims[r - 1], v, 4, ldl_step, &at);
   if (c->args[2].i)
     tt_shlo_add_check(f, tt__la_any_nonzero(f, v[2]), TT_FAILED_PRECONDITION,
                       "torch.linalg.ldl_factor_ex: the factorization could not be completed: D is singular "
@@ -344,8 +344,8 @@ tt_status_t tt__la_lower_ldl_solve(tt_lctx_t* c) {
   kt.dtype = TT_I64;
   kt.rank = nb;
   tt_val_t v[4] = {x, tt_shlo_const(f, &kt, 0.0), ld, piv};
-  tt__la_fori(f, n, v, 4, fwd_step, &s);
+  tt_l_fori(f, n, v, 4, fwd_step, &s);
   v[1] = tt_shlo_const(f, &kt, (double)(n - 1));
-  tt__la_fori(f, n, v, 4, bwd_step, &s);
+  tt_l_fori(f, n, v, 4, bwd_step, &s);
   return tt_l_set_out(c, 0, v[0]);
 }

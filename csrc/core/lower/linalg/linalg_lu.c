@@ -157,7 +157,7 @@ void tt__la_lu(tt_shlo_fn_t* f, tt_val_t a, tt_val_t* lu, tt_val_t* pivots, tt_v
   it.rank = r - 2;
   tt_val_t v[4] = {a, tt_lt_iota(f, TT_I32, mt.rank, mt.dims, r - 2), tt_shlo_const(f, &pt, 0.0),
                    tt_shlo_const(f, &it, 0.0)};
-  if (!tt__la_empty(&x.at)) tt__la_fori(f, k, v, 4, lu_step, &x);
+  if (!tt__la_empty(&x.at)) tt_l_fori(f, k, v, 4, lu_step, &x);
   *lu = v[0];
   *perm = v[1];
   *pivots = v[2];
@@ -179,7 +179,7 @@ tt_val_t tt__la_pivots_to_perm(tt_shlo_fn_t* f, tt_val_t pivots, int64_t m) {
   mt.dtype = TT_I32;
   mt.dims[t.rank - 1] = m;
   tt_val_t v[2] = {tt_lt_iota(f, TT_I32, mt.rank, mt.dims, mt.rank - 1), tt_l_convert(f, pivots, TT_I32)};
-  if (!tt__la_empty(&t)) tt__la_fori(f, t.dims[t.rank - 1], v, 2, perm_step, NULL);
+  if (!tt__la_empty(&t)) tt_l_fori(f, t.dims[t.rank - 1], v, 2, perm_step, NULL);
   return v[0];
 }
 

@@ -1,5 +1,5 @@
-/* Helpers of the linalg family: batched matrix shapes, triangles, diagonals,
- * triangular solves and a counted stablehlo.while. */
+/* Helpers of the linalg family: batched matrix shapes, triangles, diagonals and
+ * triangular solves. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,76 +118,4 @@ tt_val_t tt__la_any_nonzero(tt_shlo_fn_t* f, tt_val_t v) {
   tt_val_t nz = tt_l_compare(f, "NE", v, tt_shlo_const(f, &t, 0.0));
   uint32_t all = t.rank >= 32 ? 0xffffffffu : (1u << t.rank) - 1u;
   return tt_lt_reduce(f, nz, all, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
-}
-
-/* Region text "({...})" -> "{...}" appended to s. */
-static void put_region(tt_sbuf_t* s, const char* region) {
-  size_t n = strlen(region);
-  if (n < 2) return;
-  char* inner = strndup(region + 1, n - 2);
-  if (!inner) {
-    s->oom = true;
-    return;
-  }
-  tt_sbuf_append(s, inner);
-  free(inner);
-}
-
-#define FORI_MAX 8
-
-/* The loop carries (i, n, vals...). */
-void tt__la_fori_dyn(tt_shlo_fn_t* f, tt_val_t n, tt_val_t* vals, int nvals, tt__la_body_t body,
-                     void* ctx) {
-  if (nvals > FORI_MAX) {
-    tt_shlo_fail(f, "linalg: too many loop values");
-    return;
-  }
-  tt_type_t ty[FORI_MAX + 2];
-  tt_val_t ops[FORI_MAX + 2], a[FORI_MAX + 2], outs[FORI_MAX + 2];
-  ty[0] = ty[1] = tt_type_scalar(TT_I64);
-  ops[0] = tt_lt_const0(f, TT_I64, 0.0);
-  ops[1] = n;
-  for (int i = 0; i < nvals; i++) {
-    ty[i + 2] = tt__sh_type(f, vals[i]);
-    ops[i + 2] = vals[i];
-  }
-  int nt = nvals + 2;
-  tt_shlo_region_begin(f, ty, nt, a);
-  tt_val_t go = tt_l_compare(f, "LT", a[0], a[1]);
-  char* cond = tt_shlo_region_end(f, &go, 1);
-  tt_shlo_region_begin(f, ty, nt, a);
-  tt_val_t next[FORI_MAX + 2];
-  for (int i = 1; i < nt; i++) next[i] = a[i];
-  body(f, a[0], next + 2, ctx);
-  next[0] = tt_l_binary(f, "stablehlo.add", a[0], tt_lt_const0(f, TT_I64, 1.0));
-  char* step = tt_shlo_region_end(f, next, nt);
-  if (!cond || !step) {
-    free(cond);
-    free(step);
-    for (int i = 0; i < nvals; i++) vals[i] = TT_SHLO_INVALID;
-    return;
-  }
-  /* stablehlo.while takes two regions: "({cond}, {body})" */
-  tt_sbuf_t s;
-  tt_sbuf_init(&s);
-  tt_sbuf_append(&s, "(");
-  put_region(&s, cond);
-  tt_sbuf_append(&s, ", ");
-  put_region(&s, step);
-  tt_sbuf_append(&s, ")");
-  free(cond);
-  free(step);
-  char* both = s.oom ? NULL : strdup(s.data);
-  tt_sbuf_free(&s);
-  if (!both) {
-    tt_shlo_fail(f, "out of memory");
-    return;
-  }
-  tt_shlo_op_multi(f, "stablehlo.while", ops, nt, ty, nt, NULL, both, outs);
-  for (int i = 0; i < nvals; i++) vals[i] = outs[i + 2];
-}
-
-void tt__la_fori(tt_shlo_fn_t* f, int64_t n, tt_val_t* vals, int nvals, tt__la_body_t body,
-                 void* ctx) {
-  tt__la_fori_dyn(f, tt_lt_const0(f, TT_I64, (double)n), vals, nvals, body, ctx);
 }

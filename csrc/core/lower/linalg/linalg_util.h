@@ -7,6 +7,7 @@
 #ifndef TT_LINALG_UTIL_H_
 #define TT_LINALG_UTIL_H_
 
+#include "../lower_loop.h"
 #include "../shape/shape_util.h"
 
 /* TT_INVALID_ARGUMENT unless dt is float32 or float64 (what CPU's LAPACK
@@ -41,16 +42,7 @@ tt_val_t tt__la_trsolve(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool left, bool
 /* 0-d i1: any element of an integer value is nonzero. */
 tt_val_t tt__la_any_nonzero(tt_shlo_fn_t* f, tt_val_t v);
 
-/* A counted loop as stablehlo.while: for i in [0, n): body(f, i, vals, ctx)
- * replaces vals[0..nvals) with their next values (same types; i is a 0-d
- * i64). The body runs inside the loop region: it must only use i, vals and
- * values it creates itself. At most 8 values. */
-typedef void (*tt__la_body_t)(tt_shlo_fn_t* f, tt_val_t i, tt_val_t* vals, void* ctx);
-void tt__la_fori(tt_shlo_fn_t* f, int64_t n, tt_val_t* vals, int nvals, tt__la_body_t body,
-                 void* ctx);
-/* The same with a trip count known only at run time (a 0-d i64 value). */
-void tt__la_fori_dyn(tt_shlo_fn_t* f, tt_val_t n, tt_val_t* vals, int nvals, tt__la_body_t body,
-                     void* ctx);
+/* Loops: tt_l_fori / tt_l_fori_dyn (../lower_loop.h). */
 
 /* ---- LU (linalg_lu.c) ---------------------------------------------------------- */
 /* LU with partial pivoting of a (batch..., m, n) as LAPACK's getrf: lu (L

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../linalg/linalg_util.h"
+#include "../lower_loop.h"
 #include "../elementwise/lower_elementwise.h"
 #include "../shape/shape_util.h"
 #include "../tt_lower_tables.h"
@@ -85,46 +85,37 @@ enum { L_T, L_PREV, L_HIST, L_LPP, L_SKIP, L_VALID, L_N };
 /* One stablehlo.while from t0 stepping by dir while 0 <= t < T; step(prev) -> next. */
 typedef tt_val_t (*step_fn_t)(tt_shlo_fn_t* f, const tt_val_t* a, const ctc_t* x);
 
-static tt_val_t run_loop(tt_shlo_fn_t* f, tt_val_t first, tt_val_t hist, int64_t t0, int dir, step_fn_t step,
-                         ctc_t* x) {
-  tt_val_t init[L_N] = {tt_lt_const0(f, TT_I64, (double)t0), first, hist, x->lpp, x->skip, x->valid};
-  tt_type_t ty[L_N];
-  for (int i = 0; i < L_N; i++) ty[i] = tt__sh_type(f, init[i]);
-  tt_val_t a[L_N], next[L_N], outs[L_N];
-  tt_shlo_region_begin(f, ty, L_N, a);
-  tt_val_t go = dir > 0 ? tt_l_compare(f, "LT", a[L_T], tt_lt_const0(f, TT_I64, (double)x->T))
-                        : tt_l_compare(f, "GE", a[L_T], tt_lt_const0(f, TT_I64, 0));
-  char* cond = tt_shlo_region_end(f, &go, 1);
-  tt_shlo_region_begin(f, ty, L_N, a);
-  for (int i = 0; i < L_N; i++) next[i] = a[i];
-  tt_val_t r = step(f, a, x);
+typedef struct run {
+  step_fn_t step;
+  int dir;
+  ctc_t* x;
+} run_t;
+
+static tt_val_t run_cond(tt_shlo_fn_t* f, const tt_val_t* a, void* ud) {
+  const run_t* r = ud;
+  return r->dir > 0 ? tt_l_compare(f, "LT", a[L_T], tt_lt_const0(f, TT_I64, (double)r->x->T))
+                    : tt_l_compare(f, "GE", a[L_T], tt_lt_const0(f, TT_I64, 0));
+}
+
+static void run_body(tt_shlo_fn_t* f, const tt_val_t* a, tt_val_t* next, void* ud) {
+  const run_t* u = ud;
+  const ctc_t* x = u->x;
+  tt_val_t r = u->step(f, a, x);
   /* rows past the input length stay -inf (and are not carried on) */
   tt_val_t ok = tt_l_binary(f, "stablehlo.and", live(f, a[L_T], x), a[L_VALID]);
   int64_t d2[2] = {x->N, x->S};
   r = tt_l_select(f, ok, r, full(f, x->dt, 2, d2, NEGINF));
   next[L_PREV] = tt_l_select(f, live(f, a[L_T], x), r, a[L_PREV]);
   next[L_HIST] = put_row(f, a[L_HIST], r, a[L_T], x);
-  next[L_T] = tt_l_binary(f, "stablehlo.add", a[L_T], tt_lt_const0(f, TT_I64, (double)dir));
-  char* body = tt_shlo_region_end(f, next, L_N);
-  if (!cond || !body) {
-    free(cond), free(body);
-    return TT_SHLO_INVALID;
-  }
-  size_t n1 = strlen(cond), n2 = strlen(body);
-  char* both = malloc(n1 + n2 + 8);
-  if (!both) {
-    free(cond), free(body);
-    tt_shlo_fail(f, "out of memory");
-    return TT_SHLO_INVALID;
-  }
-  /* "({cond})" and "({body})" -> "({cond}, {body})" */
-  memcpy(both, cond, n1 - 1);
-  memcpy(both + n1 - 1, ", ", 2);
-  memcpy(both + n1 + 1, body + 1, n2 - 1);
-  both[n1 + n2] = '\0';
-  free(cond), free(body);
-  tt_shlo_op_multi(f, "stablehlo.while", init, L_N, ty, L_N, NULL, both, outs);
-  return outs[L_HIST];
+  next[L_T] = tt_l_binary(f, "stablehlo.add", a[L_T], tt_lt_const0(f, TT_I64, (double)u->dir));
+}
+
+static tt_val_t run_loop(tt_shlo_fn_t* f, tt_val_t first, tt_val_t hist, int64_t t0, int dir, step_fn_t step,
+                         ctc_t* x) {
+  tt_val_t st[L_N] = {tt_lt_const0(f, TT_I64, (double)t0), first, hist, x->lpp, x->skip, x->valid};
+  run_t u = {step, dir, x};
+  tt_l_while(f, st, L_N, run_cond, run_body, &u);
+  return st[L_HIST];
 }
 
 static tt_val_t alpha_step(tt_shlo_fn_t* f, const tt_val_t* a, const ctc_t* x) {
@@ -332,7 +323,7 @@ static tt_status_t lower_ctc_bwd(tt_lctx_t* c) {
    * + beta, as a loop over s (unrolled, XLA's fusion of the chain blows up) */
   int64_t dc[3] = {x.T, x.N, x.C}, b1[1] = {1};
   tt_val_t lv[3] = {full(f, x.dt, 3, dc, NEGINF), ab, x.lab};
-  tt__la_fori(f, x.S, lv, 3, class_lse_step, &x);
+  tt_l_fori(f, x.S, lv, 3, class_lse_step, &x);
   tt_val_t acc = lv[0];
   tt_val_t lp = tt_l_convert(f, c->args[1].val, x.dt);
   tt_val_t nll = tt_lt_bcast_in_dim(f, tt_l_convert(f, c->args[5].val, x.dt), 3, dc, b1);

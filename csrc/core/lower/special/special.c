@@ -4,8 +4,6 @@
  * (see special_util.h); every row's param is a tt__sp_op_t and each range of
  * params is lowered by the file that holds its builders. */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "special_util.h"
 #include "../tt_lower_tables.h"
@@ -65,57 +63,12 @@ tt_val_t tt__sp_any(tt_shlo_fn_t* f, tt_val_t pred) {
   return tt_lt_reduce(f, pred, mask, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0));
 }
 
-/* The two regions of stablehlo.while are printed as "({cond}, {body})": each
- * region text comes as "({...})", so the outer parentheses are merged. */
-void tt__sp_while(tt_shlo_fn_t* f, tt_val_t* state, int n, tt__sp_cond_fn cond,
-                  tt__sp_body_fn body, void* ud) {
-  tt_type_t types[16];
-  if (n > 16) {
-    tt_shlo_fail(f, "special: while loop with %d values", n);
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    const tt_type_t* t = tt_shlo_type(f, state[i]);
-    if (!t) return;
-    types[i] = *t;
-  }
-  tt_val_t args[16], next[16];
-  tt_shlo_region_begin(f, types, n, args);
-  tt_val_t pred = cond(f, args, ud);
-  char* rc = tt_shlo_region_end(f, &pred, 1);
-  tt_shlo_region_begin(f, types, n, args);
-  body(f, args, next, ud);
-  char* rb = tt_shlo_region_end(f, next, n);
-  if (!rc || !rb) {
-    free(rc);
-    free(rb);
-    return;
-  }
-  size_t lc = strlen(rc), lb = strlen(rb);
-  char* both = malloc(lc + lb + 4);
-  if (!both) {
-    free(rc);
-    free(rb);
-    tt_shlo_fail(f, "out of memory");
-    return;
-  }
-  /* "({c})" + "({b})" -> "({c}, {b})" */
-  memcpy(both, rc, lc - 1);
-  memcpy(both + lc - 1, ", ", 2);
-  memcpy(both + lc + 1, rb + 1, lb - 1);
-  both[lc + lb] = '\0';
-  free(rc);
-  free(rb);
-  tt_val_t outs[16];
-  tt_shlo_op_multi(f, "stablehlo.while", state, n, types, n, NULL, both, outs);
-  for (int i = 0; i < n; i++) state[i] = outs[i];
-}
-
 /* ---- the table ------------------------------------------------------------------ */
 #define B tt__sp_lower_bessel
 #define P tt__sp_lower_poly
 #define M tt__sp_lower_misc
 #define G tt__sp_lower_gamma
+#define I tt__sp_lower_igamma
 /* functional and out= */
 #define S2(fn, n, p) {"aten::" n, fn, p, 0}, {"aten::" n ".out", fn, p, 0},
 /* functional, in-place and out= */
@@ -157,5 +110,6 @@ const tt_lower_entry_t tt_lower_special[] = {
     S3(M, "gcd", TT_SP_GCD) S3(M, "lcm", TT_SP_LCM)
     S3(G, "polygamma", TT_SP_POLYGAMMA) S3(G, "mvlgamma", TT_SP_MVLGAMMA)
     SX(G, "special_zeta", "self", "other", TT_SP_ZETA)
+    S3(I, "igamma", TT_SP_IGAMMA) S3(I, "igammac", TT_SP_IGAMMAC)
 };
 const int tt_lower_special_count = TT_TABLE_COUNT(tt_lower_special);

@@ -436,7 +436,7 @@ static tt_val_t b_airy_ai(tt_shlo_fn_t* f, tt_val_t x) {
   st[A_G] = x;
   st[A_ACT] = in_mid;
   st[A_ANY] = tt__sp_any(f, in_mid);
-  tt__sp_while(f, st, A_COUNT, airy_cond, airy_body, &eps);
+  tt_l_while(f, st, A_COUNT, airy_cond, airy_body, &eps);
   tt_val_t series = SUB(MUL(K(x, 0.355028053887817239260), st[A_F]),
                         MUL(K(x, 0.258819403792806798405), st[A_G]));
   tt_val_t r = SEL(CMP("LT", x, -2.09), osc, SEL(CMP("GE", x, 2.09), ai, series));

@@ -77,7 +77,7 @@ static tt_val_t zeta_f64(tt_shlo_fn_t* f, tt_val_t x, tt_val_t q) {
   st[Z_LIVE] = NOT(special);
   st[Z_DONE] = tt_l_full(f, TT_BOOL, t->rank, t->dims, 0);
   st[Z_ANY] = tt__sp_any(f, st[Z_LIVE]);
-  tt__sp_while(f, st, Z_COUNT, zeta_cond, zeta_body, NULL);
+  tt_l_while(f, st, Z_COUNT, zeta_cond, zeta_body, NULL);
 
   /* the Euler-Maclaurin tail for the elements that did not converge */
   tt_val_t done = st[Z_DONE], s = st[Z_S], b = st[Z_B], w = st[Z_A];

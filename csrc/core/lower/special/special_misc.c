@@ -200,7 +200,7 @@ static tt_val_t iabs(tt_shlo_fn_t* f, tt_val_t a) {
 }
 static tt_val_t gcd_of(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
   tt_val_t st[2] = {iabs(f, a), iabs(f, b)};
-  tt__sp_while(f, st, 2, gcd_cond, gcd_body, NULL);
+  tt_l_while(f, st, 2, gcd_cond, gcd_body, NULL);
   return st[1];
 }
 static tt_val_t b_gcd(tt_lctx_t* c, const tt_val_t* v) { return gcd_of(F_, v[0], v[1]); }

@@ -216,7 +216,7 @@ tt_status_t tt__sp_lower_poly(tt_lctx_t* c) {
   st[S_ACT] = still(f, in, needs, K(x, 1.0), n, q1);
   st[S_ANY] = tt__sp_any(f, st[S_ACT]);
   pctx_t pc = {in};
-  tt__sp_while(f, st, S_COUNT, loop_cond, loop_body, &pc);
+  tt_l_while(f, st, S_COUNT, loop_cond, loop_body, &pc);
 
   tt_val_t r = st[S_Q]; /* P_n for n >= 1 (P_1 itself when the loop never ran) */
   r = tt__sp_where_k(f, CMP("EQ", n, 0), 1.0, r);

@@ -1,6 +1,6 @@
 /* Internal to core/lower: the `special` family (special.c holds the ATen
  * table and the shared helpers; special_bessel.c, special_poly.c,
- * special_misc.c and special_gamma.c each hold the parallel table of builders
+ * special_misc.c, special_gamma.c and special_igamma.c each hold the parallel table of builders
  * for their range of tt__sp_op_t). Every row's param is a tt__sp_op_t.
  * Builders emit the same piecewise approximations PyTorch's CPU kernels use
  * (Cephes-style polynomials), evaluated in the dtype CPU evaluates in (f32
@@ -10,6 +10,7 @@
 #define TT_SPECIAL_UTIL_H_
 
 #include "../elementwise/lower_elementwise.h"
+#include "../lower_loop.h"
 #include "../lower_tensor_util.h"
 
 typedef enum tt__sp_op {
@@ -28,7 +29,7 @@ typedef enum tt__sp_op {
   TT_SP_ANGLE, TT_SP_LOGIT, TT_SP_LOGIT_BWD, TT_SP_XLOG1PY, TT_SP_NEXTAFTER, TT_SP_FREXP,
   TT_SP_GCD, TT_SP_LCM,
   TT_SP_MISC_END,
-  /* special_gamma.c */
+  /* special_gamma.c (IGAMMA, IGAMMAC: special_igamma.c) */
   TT_SP_POLYGAMMA = TT_SP_MISC_END, TT_SP_MVLGAMMA, TT_SP_ZETA, TT_SP_IGAMMA, TT_SP_IGAMMAC,
   TT_SP_COUNT
 } tt__sp_op_t;
@@ -38,6 +39,7 @@ tt_status_t tt__sp_lower_bessel(tt_lctx_t* c);
 tt_status_t tt__sp_lower_poly(tt_lctx_t* c);
 tt_status_t tt__sp_lower_misc(tt_lctx_t* c);
 tt_status_t tt__sp_lower_gamma(tt_lctx_t* c);
+tt_status_t tt__sp_lower_igamma(tt_lctx_t* c); /* special_igamma.c: TT_SP_IGAMMA, TT_SP_IGAMMAC */
 
 /* ---- helpers (special.c) ---------------------------------------------------- */
 /* The float dtype a special function of input dtype `in` computes in: f64
@@ -64,14 +66,6 @@ tt_val_t tt__sp_un(tt_shlo_fn_t* f, const char* op, tt_val_t a);
 /* True where |a| is finite (i1). */
 tt_val_t tt__sp_isfinite(tt_shlo_fn_t* f, tt_val_t a);
 
-/* A loop "while cond: state = body(state)". The body callback receives the
- * state values (region arguments) and writes the next state into `next`;
- * the cond callback returns a 0-d i1. Everything the loop reads must be in
- * the state (regions do not capture outer values). */
-typedef tt_val_t (*tt__sp_cond_fn)(tt_shlo_fn_t* f, const tt_val_t* st, void* ud);
-typedef void (*tt__sp_body_fn)(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void* ud);
-void tt__sp_while(tt_shlo_fn_t* f, tt_val_t* state, int n, tt__sp_cond_fn cond,
-                  tt__sp_body_fn body, void* ud);
 /* Whether any element of an i1 tensor is true (0-d i1). */
 tt_val_t tt__sp_any(tt_shlo_fn_t* f, tt_val_t pred);
 
