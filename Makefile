@@ -20,7 +20,7 @@ ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
 ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
 ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all venv core bridge demo test test-c test-py test-asan bench opinfo clean ops-report
+.PHONY: all venv core bridge demo test test-c test-py test-asan bench opinfo clean ops-report fuzz-views
 
 all: bridge
 
@@ -94,6 +94,13 @@ test-py: bridge
 	$(PY) -m pytest -q tests
 
 test: test-c test-py
+
+# The randomized view sweep of tests/test_views_fuzz.py with more cases
+# (make test runs 120): FUZZ_CASES=N FUZZ_SEED=S make fuzz-views
+FUZZ_CASES ?= 2000
+FUZZ_SEED ?= 1234
+fuzz-views: bridge
+	TT_VIEW_FUZZ_CASES=$(FUZZ_CASES) TT_VIEW_FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q tests/test_views_fuzz.py -k fuzz
 
 bench: bridge
 	$(PY) -m pip install -q matplotlib
