@@ -102,13 +102,14 @@ test: test-c test-py
 # folder so that the worktree's own torch_tpu is not found first. Python is not
 # instrumented, so gcc's libasan is LD_PRELOADed; leaks are not reported
 # (CPython and torch keep allocations to exit); protect_shadow_gap=0 for the
-# PJRT plugin's large mappings. Pass PYTEST_ARGS to run a part of the suite:
+# PJRT plugin's large mappings; reports go to build/asan-py/asan.PID (pytest
+# captures stderr). Pass PYTEST_ARGS to run a part of the suite:
 #   make test-asan-py PYTEST_ARGS="tests/test_views_fuzz.py"
 ASAN_PY    := $(BUILD)/asan-py
 ASAN_PY_SO := $(ASAN_PY)/torch_tpu/_C$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PYTEST_ARGS ?= tests
 ASAN_PY_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
-              ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0:allocator_may_return_null=1 \
+              ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_PY)/asan \
               UBSAN_OPTIONS=print_stacktrace=1 PYTHONPATH=$(CURDIR)/$(ASAN_PY)
 
 $(ASAN_PY_SO): $(BUILD)/asan/libttcore.a $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h)
