@@ -20,7 +20,7 @@ ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
 ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
 ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all venv core bridge demo test test-c test-py test-asan bench opinfo clean ops-report
+.PHONY: all venv core bridge demo test test-c test-py test-asan bench opinfo clean ops-report fuzz-views test-asan-py
 
 all: bridge
 
@@ -94,6 +94,48 @@ test-py: bridge
 	$(PY) -m pytest -q tests
 
 test: test-c test-py
+
+# ---- Python under ASan ---------------------------------------------------------
+# The bridge compiled with -fsanitize=address,undefined and linked with the
+# ASan core, in build/asan-py/torch_tpu: a tree of links to torch_tpu's Python
+# files plus that extension (the normal build is untouched), run from that
+# folder so that the worktree's own torch_tpu is not found first. Python is not
+# instrumented, so gcc's libasan is LD_PRELOADed; leaks are not reported
+# (CPython and torch keep allocations to exit); protect_shadow_gap=0 for the
+# PJRT plugin's large mappings; reports go to build/asan-py/asan.PID (pytest
+# captures stderr). Pass PYTEST_ARGS to run a part of the suite:
+#   make test-asan-py PYTEST_ARGS="tests/test_views_fuzz.py"
+ASAN_PY    := $(BUILD)/asan-py
+ASAN_PY_SO := $(ASAN_PY)/torch_tpu/_C$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PYTEST_ARGS ?= tests
+ASAN_PY_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+              ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_PY)/asan \
+              UBSAN_OPTIONS=print_stacktrace=1 PYTHONPATH=$(CURDIR)/$(ASAN_PY)
+
+$(ASAN_PY_SO): $(BUILD)/asan/libttcore.a $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h)
+	@mkdir -p $(ASAN_PY)/torch_tpu $(ASAN_PY)/obj
+	@for f in torch_tpu/*; do case "$$f" in *.so) ;; *) ln -sfn $(CURDIR)/$$f $(ASAN_PY)/$$f ;; esac; done
+	@set -e; INC="$$($(PY) -c 'from torch.utils.cpp_extension import include_paths as i; import sysconfig; print(" ".join("-I"+p for p in i()+[sysconfig.get_paths()["include"]]))')"; \
+	  ABI="$$($(PY) -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"; \
+	  LIB="$$($(PY) -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"; \
+	  for src in csrc/bridge/*.cpp; do \
+	    $(CXX) -fPIC -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -std=c++20 -Wall -Wno-unused-parameter \
+	      -D_GLIBCXX_USE_CXX11_ABI=$$ABI -DTORCH_API_INCLUDE_EXTENSION_H -DTORCH_EXTENSION_NAME=_C $$INC \
+	      -c $$src -o $(ASAN_PY)/obj/$$(basename $$src .cpp).o; done; \
+	  $(CXX) -shared -fsanitize=address,undefined $(ASAN_PY)/obj/*.o $(BUILD)/asan/libttcore.a \
+	    -L$$LIB -lc10 -ltorch -ltorch_cpu -ltorch_python -ldl -lpthread -Wl,-rpath,$$LIB -o $@
+
+test-asan-py: bridge $(ASAN_PY_SO)
+	cd $(ASAN_PY) && $(ASAN_PY_ENV) $(CURDIR)/$(PY) -c 'import torch_tpu; assert "asan-py" in torch_tpu._C.__file__, torch_tpu._C.__file__'
+	cd $(ASAN_PY) && $(ASAN_PY_ENV) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
+	  $(addprefix $(CURDIR)/,$(PYTEST_ARGS))
+
+# The randomized view sweep of tests/test_views_fuzz.py with more cases
+# (make test runs 120): FUZZ_CASES=N FUZZ_SEED=S make fuzz-views
+FUZZ_CASES ?= 2000
+FUZZ_SEED ?= 1234
+fuzz-views: bridge
+	TT_VIEW_FUZZ_CASES=$(FUZZ_CASES) TT_VIEW_FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q tests/test_views_fuzz.py -k fuzz
 
 bench: bridge
 	$(PY) -m pip install -q matplotlib

@@ -103,6 +103,8 @@ typedef struct tt_type {
 
 int64_t tt_type_numel(const tt_type_t* t);
 bool tt_type_equal(const tt_type_t* a, const tt_type_t* b);
+/* A rank beyond TT_MAX_RANK is kept as asked (only TT_MAX_RANK dims are
+ * copied): the StableHLO builder fails any op given such a type. */
 tt_type_t tt_type_make(tt_dtype_t dt, int32_t rank, const int64_t* dims);
 tt_type_t tt_type_scalar(tt_dtype_t dt);
 /* Writes "tensor<2x3xf32>" into buf; returns chars written (excl. NUL). */

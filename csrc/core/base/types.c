@@ -42,13 +42,13 @@ tt_dtype_t tt_dtype_complex_of(tt_dtype_t dt) {
 
 int64_t tt_type_numel(const tt_type_t* t) {
   int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+  for (int i = 0; i < t->rank && i < TT_MAX_RANK; i++) n *= t->dims[i];
   return n;
 }
 
 bool tt_type_equal(const tt_type_t* a, const tt_type_t* b) {
   if (a->dtype != b->dtype || a->rank != b->rank) return false;
-  for (int i = 0; i < a->rank; i++)
+  for (int i = 0; i < a->rank && i < TT_MAX_RANK; i++)
     if (a->dims[i] != b->dims[i]) return false;
   return true;
 }
@@ -72,7 +72,9 @@ int tt_type_format(const tt_type_t* t, char* buf, size_t cap) {
     if (w > 0) n += (size_t)w;                                          \
   } while (0)
   PUT("tensor<");
-  for (int i = 0; i < t->rank; i++) PUT("%lldx", (long long)t->dims[i]);
+  if (t->rank < 0 || t->rank > TT_MAX_RANK) PUT("?x"); /* never set dims: not read */
+  else
+    for (int i = 0; i < t->rank; i++) PUT("%lldx", (long long)t->dims[i]);
   PUT("%s>", tt_dtype_mlir(t->dtype));
 #undef PUT
   return (int)n;

@@ -161,12 +161,17 @@ bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
   return tt_dtype_size(buf_dtype) != tt_dtype_size(view_dtype);
 }
 
-/* i64 tensor of the view's shape: offset + sum_i iota_i * stride_i. */
-static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_view_t* v, tt_val_t offset_param,
-                             int64_t extra_dim) {
+/* i64 [numel, 1] of the flat storage indices of the view's elements in
+ * row-major order: offset + sum_i iota_i * stride_i. Built in the view's
+ * shape (rank <= TT_MAX_RANK), then flattened, so that gather and scatter
+ * take an index of rank 2 whatever the view's rank. */
+static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_view_t* v, tt_val_t offset_param) {
   int rank = v->rank;
-  int64_t dims[TT_MAX_RANK + 1];
-  memcpy(dims, v->sizes, sizeof(int64_t) * (size_t)rank);
+  if (rank < 0 || rank > TT_MAX_RANK) {
+    tt_shlo_fail(f, "a view of rank %d (at most %d dimensions are supported)", rank, TT_MAX_RANK);
+    return TT_SHLO_INVALID;
+  }
+  const int64_t* dims = v->sizes;
   tt_type_t it = tt_type_make(TT_I64, rank, dims);
   tt_val_t acc;
   if (offset_param != TT_SHLO_INVALID) acc = tt_l_broadcast(f, offset_param, rank, dims);
@@ -177,26 +182,29 @@ static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_view_t* v, tt_val_t offse
     tt_val_t st = tt_shlo_const_i64(f, &it, v->strides[d]);
     acc = tt_l_binary(f, "stablehlo.add", acc, tt_l_binary(f, "stablehlo.multiply", io, st));
   }
-  if (extra_dim) {
-    dims[rank] = 1;
-    acc = tt_l_reshape(f, acc, rank + 1, dims);
-  }
-  return acc;
+  int64_t col[2] = {tt_view_numel(v), 1};
+  return tt_l_reshape(f, acc, 2, col);
 }
 
 static tt_val_t read_gather(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
-  tt_val_t idx = flat_indices(f, v, off, 1);
-  tt_type_t rt = tt_type_make(v->dtype, v->rank, v->sizes);
+  tt_val_t idx = flat_indices(f, v, off);
+  int64_t numel = tt_view_numel(v);
+  tt_type_t rt = vec_type(v->dtype, numel);
   tt_val_t ops[2] = {base, idx};
-  return tt_shlo_opf(f, "stablehlo.gather", ops, 2, &rt,
-                     "dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], "
-                     "start_index_map = [0], index_vector_dim = %d>, "
-                     "slice_sizes = array<i64: 1>, indices_are_sorted = false",
-                     v->rank);
+  tt_val_t flat = tt_shlo_op(f, "stablehlo.gather", ops, 2, &rt,
+                             "dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], "
+                             "start_index_map = [0], index_vector_dim = 1>, "
+                             "slice_sizes = array<i64: 1>, indices_are_sorted = false");
+  return tt_l_reshape(f, flat, v->rank, v->sizes);
 }
 
 /* See the file comment; returns TT_SHLO_INVALID (without failing f) when the
  * view is not such a window. */
+/* The window's parent has k + 1 dims (k = the view's non-trivial dims). It
+ * must fit a tt_type_t (TT_MAX_RANK), and XLA's CPU compiler takes minutes
+ * on the rank-8 reshape + rank-7 transpose of a rank-8 permuted view where
+ * the gather compiles in a fraction of a second: wider windows gather. */
+#define TT_VIEW_WINDOW_MAX_RANK 6
 static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) {
   int real[TT_MAX_RANK], k = 0;
   for (int d = 0; d < v->rank; d++) {
@@ -204,6 +212,7 @@ static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) 
     if (v->strides[d] < 0) return TT_SHLO_INVALID;
     real[k++] = d;
   }
+  if (k + 1 > TT_VIEW_WINDOW_MAX_RANK) return TT_SHLO_INVALID;
   /* sort real dims by stride, descending (insertion sort, rank <= 8) */
   for (int i = 1; i < k; i++)
     for (int j = i; j > 0 && v->strides[real[j]] > v->strides[real[j - 1]]; j--) {
@@ -330,15 +339,20 @@ tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_va
 
 tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off,
                         tt_val_t value) {
-  const tt_type_t* bt = tt_shlo_type(f, base);
-  if (!bt) return TT_SHLO_INVALID;
-  tt_dtype_t bdt = bt->dtype;
+  /* a copy: tt_shlo_type points into the function's value table, which
+   * every new value may move */
+  const tt_type_t* btp = tt_shlo_type(f, base);
+  if (!btp) return TT_SHLO_INVALID;
+  tt_type_t bt = *btp;
+  tt_dtype_t bdt = bt.dtype;
   if (tt__write_retypes(bdt, v->dtype)) {
     /* a write through a view of another element size: the storage's buffer
      * becomes the view's dtype (the plan expects that) */
     base = as_dtype(f, base, v->dtype);
     if (base == TT_SHLO_INVALID) return base;
-    bt = tt_shlo_type(f, base);
+    btp = tt_shlo_type(f, base);
+    if (!btp) return TT_SHLO_INVALID;
+    bt = *btp;
     bdt = v->dtype;
   }
   value = apply_math_bits(f, tt_l_convert(f, value, v->dtype), v);
@@ -361,9 +375,10 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
       idx = tt_shlo_const_i64(f, &it, v->offset);
     }
     tt_val_t ops[3] = {base, flat, idx};
-    return tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 3, bt, NULL);
+    return tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 3, &bt, NULL);
   }
-  tt_val_t idx = flat_indices(f, v, off, 1);
+  tt_val_t idx = flat_indices(f, v, off);
+  value = tt_l_reshape(f, value, 1, &numel);
   tt_type_t st = tt_type_scalar(bdt);
   tt_type_t bts[2] = {st, st};
   tt_val_t ba[2];
@@ -372,11 +387,10 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
   char attrs[512];
   snprintf(attrs, sizeof(attrs),
            "scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], "
-           "scatter_dims_to_operand_dims = [0], index_vector_dim = %d>, "
-           "indices_are_sorted = false, unique_indices = false",
-           v->rank);
+           "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, "
+           "indices_are_sorted = false, unique_indices = false");
   tt_val_t ops[3] = {base, idx, value};
-  tt_type_t rt = *bt;
+  tt_type_t rt = bt;
   tt_val_t out;
   tt_shlo_op_multi(f, "stablehlo.scatter", ops, 3, &rt, 1, attrs, region, &out);
   return out;

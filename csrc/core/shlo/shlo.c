@@ -15,9 +15,14 @@ typedef struct value {
   char name[28]; /* "%v12", "%v12#3", "%arg0" */
 } value_t;
 
+/* Values live in fixed-size chunks that never move: the pointer
+ * tt_shlo_type returns stays valid for the function's lifetime, so a caller
+ * may pass it as the result type of the next op (which adds a value). */
+#define VALS_PER_CHUNK 256
+
 struct tt_shlo_fn {
-  value_t* vals;
-  int nvals, capvals;
+  value_t** chunks; /* owned, each owned; chunks[i] holds values i*256.. */
+  int nvals, nchunks, capchunks;
   int nparams;
   int next_id;
   tt_sbuf_t params;                     /* "%arg0: tensor<..>, ..." */
@@ -42,7 +47,8 @@ tt_shlo_fn_t* tt_shlo_fn_create(void) {
 
 void tt_shlo_fn_destroy(tt_shlo_fn_t* f) {
   if (!f) return;
-  free(f->vals);
+  for (int i = 0; i < f->nchunks; i++) free(f->chunks[i]);
+  free(f->chunks);
   tt_sbuf_free(&f->params);
   for (int i = 0; i <= MAX_REGION_DEPTH; i++) tt_sbuf_free(&f->text[i]);
   for (int i = 0; i < f->nchecks; i++) free(f->checks[i].message);
@@ -88,19 +94,29 @@ void tt_shlo_fail(tt_shlo_fn_t* f, const char* fmt, ...) {
 
 bool tt_shlo_failed(const tt_shlo_fn_t* f) { return f->error != NULL; }
 
+#define VAL(f, i) (&(f)->chunks[(i) / VALS_PER_CHUNK][(i) % VALS_PER_CHUNK])
+
 static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name) {
   if (f->error) return TT_SHLO_INVALID;
-  if (f->nvals == f->capvals) {
-    int cap = f->capvals ? f->capvals * 2 : 64;
-    value_t* v = realloc(f->vals, (size_t)cap * sizeof(value_t));
-    if (!v) {
+  if (f->nvals == f->nchunks * VALS_PER_CHUNK) {
+    if (f->nchunks == f->capchunks) {
+      int cap = f->capchunks ? f->capchunks * 2 : 8;
+      value_t** c = realloc(f->chunks, (size_t)cap * sizeof(value_t*));
+      if (!c) {
+        tt_shlo_fail(f, "out of memory");
+        return TT_SHLO_INVALID;
+      }
+      f->chunks = c;
+      f->capchunks = cap;
+    }
+    f->chunks[f->nchunks] = malloc(VALS_PER_CHUNK * sizeof(value_t));
+    if (!f->chunks[f->nchunks]) {
       tt_shlo_fail(f, "out of memory");
       return TT_SHLO_INVALID;
     }
-    f->vals = v;
-    f->capvals = cap;
+    f->nchunks++;
   }
-  value_t* v = &f->vals[f->nvals];
+  value_t* v = VAL(f, f->nvals);
   v->type = *t;
   snprintf(v->name, sizeof(v->name), "%s", name);
   return f->nvals++;
@@ -108,7 +124,7 @@ static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name)
 
 const tt_type_t* tt_shlo_type(tt_shlo_fn_t* f, tt_val_t v) {
   if (v < 0 || v >= f->nvals) return NULL;
-  return &f->vals[v].type;
+  return &VAL(f, v)->type;
 }
 
 static void put_type(tt_sbuf_t* b, const tt_type_t* t) {
@@ -132,6 +148,21 @@ tt_val_t tt_shlo_param(tt_shlo_fn_t* f, const tt_type_t* type) {
   return new_value(f, type, name);
 }
 
+/* A type of a rank tt_type_t cannot hold (tt_type_make keeps the asked
+ * rank, its dims stop at TT_MAX_RANK) fails the function instead of being
+ * written out with dims that were never set. */
+static bool check_types(tt_shlo_fn_t* f, const char* what, const tt_type_t* t, int n) {
+  if (f->error) return false;
+  for (int i = 0; i < n; i++) {
+    if (t[i].rank < 0 || t[i].rank > TT_MAX_RANK) {
+      tt_shlo_fail(f, "%s: a value of rank %d (at most %d dimensions are supported)", what,
+                   (int)t[i].rank, TT_MAX_RANK);
+      return false;
+    }
+  }
+  return true;
+}
+
 static bool check_vals(tt_shlo_fn_t* f, const char* what, const tt_val_t* v, int n) {
   if (f->error) return false;
   for (int i = 0; i < n; i++) {
@@ -148,7 +179,7 @@ static void put_operands(tt_shlo_fn_t* f, tt_sbuf_t* b, const tt_val_t* v, int n
   tt_sbuf_append(b, "(");
   for (int i = 0; i < n; i++) {
     if (i) tt_sbuf_append(b, ", ");
-    tt_sbuf_append(b, f->vals[v[i]].name);
+    tt_sbuf_append(b, VAL(f, v[i])->name);
   }
   tt_sbuf_append(b, ")");
 }
@@ -158,7 +189,7 @@ static void put_operand_types(tt_shlo_fn_t* f, tt_sbuf_t* b, const tt_val_t* v, 
   tt_sbuf_append(b, "(");
   for (int i = 0; i < n; i++) {
     if (i) tt_sbuf_append(b, ", ");
-    put_type(b, &f->vals[v[i]].type);
+    put_type(b, &VAL(f, v[i])->type);
   }
   tt_sbuf_append(b, ")");
 }
@@ -167,7 +198,7 @@ void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operand
                       const tt_type_t* results, int nres, const char* attrs, char* region,
                       tt_val_t* outs) {
   for (int i = 0; i < nres; i++) outs[i] = TT_SHLO_INVALID;
-  if (!check_vals(f, name, operands, n)) {
+  if (!check_vals(f, name, operands, n) || !check_types(f, name, results, nres)) {
     free(region);
     return;
   }
@@ -226,7 +257,7 @@ tt_val_t tt_shlo_opf(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands
 
 void tt_shlo_region_begin(tt_shlo_fn_t* f, const tt_type_t* arg_types, int nargs, tt_val_t* args) {
   for (int i = 0; i < nargs; i++) args[i] = TT_SHLO_INVALID;
-  if (f->error) return;
+  if (!check_types(f, "region", arg_types, nargs)) return;
   if (f->depth >= MAX_REGION_DEPTH) {
     tt_shlo_fail(f, "regions nested too deeply");
     return;
@@ -345,6 +376,7 @@ static void put_elem(tt_sbuf_t* b, tt_dtype_t dt, double v) {
 }
 
 tt_val_t tt_shlo_const(tt_shlo_fn_t* f, const tt_type_t* type, double v) {
+  if (!check_types(f, "stablehlo.constant", type, 1)) return TT_SHLO_INVALID;
   tt_sbuf_t a;
   tt_sbuf_init(&a);
   tt_sbuf_append(&a, "value = dense<");
@@ -357,6 +389,7 @@ tt_val_t tt_shlo_const(tt_shlo_fn_t* f, const tt_type_t* type, double v) {
 }
 
 tt_val_t tt_shlo_const_i64(tt_shlo_fn_t* f, const tt_type_t* type, int64_t v) {
+  if (!check_types(f, "stablehlo.constant", type, 1)) return TT_SHLO_INVALID;
   tt_sbuf_t a;
   tt_sbuf_init(&a);
   tt_sbuf_append(&a, "value = dense<");
@@ -408,7 +441,7 @@ tt_status_t tt_shlo_fn_finish(tt_shlo_fn_t* f, const tt_val_t* results, int nres
   tt_sbuf_append(out, ") -> (");
   for (int i = 0; i < nres; i++) {
     if (i) tt_sbuf_append(out, ", ");
-    put_type(out, &f->vals[results[i]].type);
+    put_type(out, &VAL(f, results[i])->type);
   }
   tt_sbuf_append(out, ") {\n");
   tt_sbuf_append(out, f->text[0].data ? f->text[0].data : "");

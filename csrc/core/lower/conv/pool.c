@@ -393,7 +393,7 @@ static tt_val_t table_gather(tt_shlo_fn_t* f, tt_val_t v, int dim, const int64_t
     slice[d] = d == dim ? 1 : t.dims[d];
   }
   tt_val_t g = tt_lt_gather(f, v, idx, &gt, offs, no, coll, 1, coll, 1, 1, slice);
-  int64_t sd[TT_MAX_RANK];
+  int64_t sd[TT_MAX_RANK + 1];
   for (int d = 0, k = 0; d < t.rank; d++) {
     if (d == dim) sd[k++] = n, sd[k++] = w;
     else sd[k++] = t.dims[d];

@@ -187,7 +187,7 @@ tt_val_t tt__la_pivots_to_perm(tt_shlo_fn_t* f, tt_val_t pivots, int64_t m) {
 static tt_val_t invert_perm(tt_shlo_fn_t* f, tt_val_t perm) {
   tt_type_t t = tt__sh_type(f, perm);
   int r = t.rank + 1;
-  int64_t dims[TT_MAX_RANK], bd[TT_MAX_RANK];
+  int64_t dims[TT_MAX_RANK + 1], bd[TT_MAX_RANK + 1];
   for (int i = 0; i < t.rank; i++) dims[i] = t.dims[i], bd[i] = i;
   dims[r - 1] = t.dims[t.rank - 1];
   /* (batch..., i, j): perm[i] == j */
