@@ -24,17 +24,30 @@ static const char* const k_complex_ops[] = {
     "tt::complex_angle", "tt::complex_sgn",
     /* abs / sgn (unary.c) and angle (special_misc.c) delegate complex inputs to the above */
     "aten::abs", "aten::sgn", "aten::angle",
+    /* arithmetic and comparisons (binary.c; tt_l_promote ranks complex above float, real
+     * operands and Scalars convert to (x, 0), division as c10::complex divides) */
+    "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::rsub", "aten::mul", "aten::mul_",
+    "aten::div", "aten::div_", "aten::eq", "aten::eq_", "aten::ne", "aten::ne_",
+    "aten::logical_and", "aten::logical_and_", "aten::logical_or", "aten::logical_or_",
+    "aten::logical_xor", "aten::logical_xor_", "aten::logical_not", "aten::logical_not_",
+    /* unary math (unary.c delegates complex inputs to complex_ops.c) */
+    "aten::neg", "aten::neg_", "aten::isnan", "aten::isinf", "aten::exp", "aten::exp_",
+    "aten::exp2", "aten::exp2_", "aten::expm1", "aten::expm1_", "aten::log", "aten::log_",
+    "aten::log2", "aten::log2_", "aten::log10", "aten::log10_", "aten::log1p", "aten::log1p_",
+    "aten::sqrt", "aten::sqrt_", "aten::rsqrt", "aten::rsqrt_", "aten::reciprocal",
+    "aten::reciprocal_", "aten::sigmoid", "aten::sigmoid_", "aten::sin", "aten::sin_",
+    "aten::cos", "aten::cos_", "aten::tan", "aten::tan_", "aten::sinh", "aten::sinh_",
+    "aten::cosh", "aten::cosh_", "aten::tanh", "aten::tanh_", "aten::asin", "aten::asin_",
+    "aten::acos", "aten::acos_", "aten::atan", "aten::atan_", "aten::asinh", "aten::asinh_",
+    "aten::acosh", "aten::acosh_", "aten::atanh", "aten::atanh_",
+    /* reductions */
+    "aten::sum", "aten::mean", "aten::prod",
 };
 
-/* Arithmetic that is right on complex values only when every tensor is
- * complex: the shared dtype promotion (tt_l_promote) does not rank complex
- * above float yet, so complex + float would compute in float. */
+/* Ops right on complex values only when every tensor is complex. */
 static const char* const k_complex_only_ops[] = {
-    "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul", "aten::mul_", "aten::neg",
-    "aten::neg_", "aten::sum", "aten::mm", "aten::bmm",
+    "aten::mm", "aten::bmm",
 };
-/* Not listed yet: eq / ne (tt_l_compare gives complex operands compare_type
- * UNSIGNED, a bitwise compare: -0 == +0 and NaN != NaN come out wrong). */
 
 static bool listed(const char* const* list, size_t n, const char* name) {
   size_t base = strcspn(name, ".");

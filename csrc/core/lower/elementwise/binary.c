@@ -209,12 +209,13 @@ static tt_val_t b_logaddexp2(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return l
 #define ANY TT_EW_ANY
 #define NUM TT_EW_NUM
 #define INTB (TT_EW_INT | TT_EW_BOOL)
+#define CX TT_EW_COMPLEX
 static const binfo_t k_bops[] = {
-    [B_ADD] = {NULL, b_add, BP_SAME, ANY, true, false},
-    [B_SUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM, true, false},
-    [B_RSUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM, true, true},
-    [B_MUL] = {NULL, b_mul, BP_SAME, ANY, false, false, false, true},
-    [B_DIV] = {"stablehlo.divide", NULL, BP_FLOAT, ANY, false, false, true, true},
+    [B_ADD] = {NULL, b_add, BP_SAME, ANY | CX, true, false},
+    [B_SUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM | CX, true, false},
+    [B_RSUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM | CX, true, true},
+    [B_MUL] = {NULL, b_mul, BP_SAME, ANY | CX, false, false, false, true},
+    [B_DIV] = {NULL, tt__ew_div, BP_FLOAT, ANY | CX, false, false, true, true},
     [B_REMAINDER] = {NULL, b_remainder, BP_SAME, NUM, false, false},
     [B_FMOD] = {"stablehlo.remainder", NULL, BP_SAME, NUM, false, false},
     [B_FLOOR_DIVIDE] = {NULL, tt__ew_div_floor, BP_SAME, NUM, false, false, true, true},
@@ -233,11 +234,11 @@ static const binfo_t k_bops[] = {
     [B_XOR] = {"stablehlo.xor", NULL, BP_SAME, INTB, false, false},
     [B_LSHIFT] = {NULL, b_lshift, BP_SAME, TT_EW_INT, false, false},
     [B_RSHIFT] = {NULL, b_rshift, BP_SAME, TT_EW_INT, false, false},
-    [B_LAND] = {"stablehlo.and", NULL, BP_BOOL, ANY, false, false},
-    [B_LOR] = {"stablehlo.or", NULL, BP_BOOL, ANY, false, false},
-    [B_LXOR] = {"stablehlo.xor", NULL, BP_BOOL, ANY, false, false},
-    [B_EQ] = {"EQ", NULL, BP_CMP, ANY, false, false},
-    [B_NE] = {"NE", NULL, BP_CMP, ANY, false, false},
+    [B_LAND] = {"stablehlo.and", NULL, BP_BOOL, ANY | CX, false, false},
+    [B_LOR] = {"stablehlo.or", NULL, BP_BOOL, ANY | CX, false, false},
+    [B_LXOR] = {"stablehlo.xor", NULL, BP_BOOL, ANY | CX, false, false},
+    [B_EQ] = {"EQ", NULL, BP_CMP, ANY | CX, false, false},
+    [B_NE] = {"NE", NULL, BP_CMP, ANY | CX, false, false},
     [B_LT] = {"LT", NULL, BP_CMP, ANY, false, false},
     [B_LE] = {"LE", NULL, BP_CMP, ANY, false, false},
     [B_GT] = {"GT", NULL, BP_CMP, ANY, false, false},

@@ -232,6 +232,7 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c) {
   if (tt_dtype_is_complex(in) && p == TT_U_ABS) return tt__cx_unary(c, TT_CX_ABS);
   if (tt_dtype_is_complex(in) && p == TT_U_SIGN && !strncmp(c->op->name, "aten::sgn", 9))
     return tt__cx_unary(c, TT_CX_SGN);
+  if (tt_dtype_is_complex(in)) return tt__cx_math(c, (int)p, u->shlo);
   TT_RETURN_IF_ERROR(tt__ew_check(c, in, u->accept));
   tt_val_t x = c->args[0].val;
   bool is_int = in == TT_BOOL || !tt_dtype_is_float(in);
