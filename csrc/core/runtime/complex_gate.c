@@ -40,8 +40,13 @@ static const char* const k_complex_ops[] = {
     "aten::cosh", "aten::cosh_", "aten::tanh", "aten::tanh_", "aten::asin", "aten::asin_",
     "aten::acos", "aten::acos_", "aten::atan", "aten::atan_", "aten::asinh", "aten::asinh_",
     "aten::acosh", "aten::acosh_", "aten::atanh", "aten::atanh_",
+    "aten::nan_to_num", "aten::nan_to_num_", "aten::pow", "aten::pow_", "aten::addcmul",
+    "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_",
+    /* random fillers (create.c: each part drawn; normal_'s std split over the parts) */
+    "aten::normal_", "aten::uniform_",
     /* reductions */
-    "aten::sum", "aten::mean", "aten::prod",
+    "aten::sum", "aten::mean", "aten::prod", "aten::cumsum", "aten::cumsum_", "aten::cumprod",
+    "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean",
 };
 
 /* Ops right on complex values only when every tensor is complex. */

@@ -97,8 +97,9 @@ tt_val_t tt__ew_div_floor(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
 /* Integer powers with a negative exponent follow ATen's powi: 1 for base 1,
  * +-1 for base -1, else 0. */
 static tt_val_t b_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
-  tt_val_t r = tt_l_binary(f, "stablehlo.power", a, b);
   const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_pow(f, a, b, false);
+  tt_val_t r = tt_l_binary(f, "stablehlo.power", a, b);
   if (!t || !tt_dtype_is_signed_int(t->dtype)) return r;
   tt_val_t one = tt__ew_k(f, a, 1.0);
   tt_val_t odd = tt__ew_cmpk(f, "NE", tt_l_binary(f, "stablehlo.and", b, one), 0);
@@ -114,8 +115,9 @@ static tt_val_t b_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
 static tt_val_t b_pow_s(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
   if (is_bool_val(f, a)) /* bool ** True = self, ** False = True (ATen special-cases 1 and 0) */
     return tt_l_binary(f, "stablehlo.or", a, tt_l_unary(f, "stablehlo.not", b));
-  tt_val_t r = b_pow(f, a, b);
   const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_pow(f, a, b, true);
+  tt_val_t r = b_pow(f, a, b);
   if (t && tt_dtype_is_signed_int(t->dtype)) {
     /* CPU refuses a negative Scalar exponent for integer tensors; the
      * exponent is a runtime parameter here, so the check runs on the device */
@@ -219,8 +221,8 @@ static const binfo_t k_bops[] = {
     [B_REMAINDER] = {NULL, b_remainder, BP_SAME, NUM, false, false},
     [B_FMOD] = {"stablehlo.remainder", NULL, BP_SAME, NUM, false, false},
     [B_FLOOR_DIVIDE] = {NULL, tt__ew_div_floor, BP_SAME, NUM, false, false, true, true},
-    [B_POW] = {NULL, b_pow, BP_SAME, NUM, false, false},
-    [B_POW_S] = {NULL, b_pow_s, BP_SAME, ANY, false, false},
+    [B_POW] = {NULL, b_pow, BP_SAME, NUM | CX, false, false},
+    [B_POW_S] = {NULL, b_pow_s, BP_SAME, ANY | CX, false, false},
     [B_MAXIMUM] = {NULL, b_maximum, BP_SAME, ANY, false, false},
     [B_MINIMUM] = {NULL, b_minimum, BP_SAME, ANY, false, false},
     [B_FMAX] = {NULL, b_fmax, BP_SAME, ANY, false, false},

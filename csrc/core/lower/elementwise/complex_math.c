@@ -252,6 +252,29 @@ static tt_val_t fix_signs(cx_t* s, tt_val_t w, const char* rs, const char* is) {
   return mk(s, p[0], p[1]);
 }
 
+static cx_t cx_of(tt_shlo_fn_t* f, tt_val_t z) {
+  const tt_type_t* t = tt_shlo_type(f, z);
+  cx_t st = {f, tt__cx_re(f, z), tt__cx_im(f, z), t && t->dtype == TT_C128};
+  return st;
+}
+
+tt_val_t tt__cx_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool scalar) {
+  cx_t sa = cx_of(f, a);
+  cx_t* s = &sa;
+  cx_t se = cx_of(f, tt__ew_mul(f, b, cx_log(s, a)));
+  tt_val_t r = cx_exp(&se);
+  if (!scalar) return r;
+  tt_val_t one = tt__ew_k(f, a, 1.0), aa = tt__ew_mul(f, a, a);
+  tt_val_t sq = cx_sqrt(s, a);
+  struct { double e; tt_val_t v; } sp[] = {
+      {2.0, aa}, {3.0, tt__ew_mul(f, aa, a)}, {-2.0, tt__cx_div(f, one, aa)}, {0.5, sq},
+      {-0.5, tt__cx_div(f, one, sq)}, {-1.0, tt__cx_div(f, one, a)}, {1.0, a}, {0.0, one},
+  };
+  for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+    r = sel(s, tt_l_compare(f, "EQ", b, tt__ew_k(f, b, sp[i].e)), sp[i].v, r);
+  return r;
+}
+
 tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t z = c->args[0].val;

@@ -105,6 +105,10 @@ tt_val_t tt__cx_re(tt_shlo_fn_t* f, tt_val_t z);
 tt_val_t tt__cx_im(tt_shlo_fn_t* f, tt_val_t z);
 tt_val_t tt__cx_make(tt_shlo_fn_t* f, tt_val_t re, tt_val_t im);
 tt_val_t tt__cx_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
+/* a ** b on complex values (complex_math.c): exp(b log a), as std::pow; with
+ * `scalar` (pow.Tensor_Scalar) ATen's shortcuts for the exponents 0, 1, 2, 3,
+ * -2, 0.5, -0.5 and -1 (products, sqrt, reciprocal). */
+tt_val_t tt__cx_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool scalar);
 /* |z| as std::abs (hypot: inf if a part is inf, else NaN if one is NaN; complex_math.c) */
 tt_val_t tt__cx_abs(tt_shlo_fn_t* f, tt_val_t z);
 /* A unary math op (tt__ew_uop_t) on complex arg 0 (complex_ops.c); shlo is
