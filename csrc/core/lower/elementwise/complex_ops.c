@@ -69,7 +69,8 @@ static tt_status_t lower_conj_physical(tt_lctx_t* c) {
 /* abs / angle / sgn of a complex tensor (arg 0), for the families that own
  * those ATen names (unary.c, special_misc.c): they delegate complex inputs
  * here; the ops are listed in core/runtime/complex_gate.c. abs = hypot(re,
- * im) and angle = atan2(im, re) as std::abs / std::arg; sgn = z / |z|, 0 at 0. */
+ * im) and angle = atan2(im, re) as std::abs / std::arg; sgn = z / |z| (a
+ * complex over a real), 0 at 0. */
 tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t z = c->args[0].val;
@@ -90,7 +91,9 @@ tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
     default: {
       tt_val_t zero = tt_l_full(f, pt.dtype, pt.rank, pt.dims, 0.0);
       tt_val_t is0 = tt_l_compare(f, "EQ", mag, zero);
-      tt_val_t q = tt_l_binary(f, "stablehlo.divide", z, make_complex(f, mag, zero, t->dtype));
+      /* each part divided by the real |z|, as ATen's z / std::abs(z) */
+      tt_val_t q = make_complex(f, tt_l_binary(f, "stablehlo.divide", cx_part(f, z, false), mag),
+                                tt_l_binary(f, "stablehlo.divide", cx_part(f, z, true), mag), t->dtype);
       tt_val_t z0 = tt_l_full(f, t->dtype, t->rank, t->dims, 0.0);
       return tt_l_set_out(c, 0, tt_l_select(f, is0, z0, q));
     }
