@@ -28,7 +28,7 @@ OVERRIDES = {
 # float32 contractions: XLA's dot / convolution adds the K products in another
 # order (and blocking) than CPU BLAS / oneDNN, so results differ by a few ulp
 # of sum(|a||b|), which the default atol of 1e-5 does not cover for K ~ 10-100.
-_CONTRACTION = dict(dtypes=[torch.float32], rtol=1e-4, atol=1e-4,
+_CONTRACTION = dict(dtypes=[torch.float32, torch.complex64], rtol=1e-4, atol=1e-4,
                     reason="summation order of a float32 contraction (XLA dot/convolution "
                            "vs CPU BLAS/oneDNN); errors ~ K * eps * sum|a||b|")
 for _name in ("matmul", "__rmatmul__", "mm", "bmm", "addmm", "addmm.decomposed", "addbmm",

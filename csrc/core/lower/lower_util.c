@@ -1,5 +1,6 @@
 /* Helpers shared by the lowering families: promotion, conversion, broadcast,
  * small op wrappers. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,6 +132,31 @@ tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
     return tt_l_compare(f, "NE", v, z);
   }
   return tt_shlo_op(f, "stablehlo.convert", &v, 1, &rt, NULL);
+}
+
+tt_val_t tt_l_hypot(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t kt = *t;
+  tt_val_t aa = tt_l_unary(f, "stablehlo.abs", a), ab = tt_l_unary(f, "stablehlo.abs", b);
+  tt_val_t m = tt_l_binary(f, "stablehlo.maximum", aa, ab), n = tt_l_binary(f, "stablehlo.minimum", aa, ab);
+  tt_val_t q = tt_l_binary(f, "stablehlo.divide", n, m);
+  tt_val_t one = tt_shlo_const(f, &kt, 1.0), zero = tt_shlo_const(f, &kt, 0.0);
+  tt_val_t r = tt_l_binary(f, "stablehlo.multiply", m,
+                           tt_l_unary(f, "stablehlo.sqrt", tt_l_binary(f, "stablehlo.add", one,
+                                                                       tt_l_binary(f, "stablehlo.multiply", q, q))));
+  r = tt_l_select(f, tt_l_compare(f, "EQ", m, zero), zero, r);
+  tt_val_t nan = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "NE", a, a), tt_l_compare(f, "NE", b, b));
+  r = tt_l_select(f, nan, tt_shlo_const(f, &kt, NAN), r);
+  tt_val_t inf = tt_shlo_const(f, &kt, INFINITY);
+  tt_val_t anyinf = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "EQ", aa, inf), tt_l_compare(f, "EQ", ab, inf));
+  return tt_l_select(f, anyinf, inf, r);
+}
+
+tt_val_t tt_l_cabs(tt_shlo_fn_t* f, tt_val_t z) {
+  const tt_type_t* t = tt_shlo_type(f, z);
+  if (!t || !tt_dtype_is_complex(t->dtype)) return t ? tt_l_unary(f, "stablehlo.abs", z) : TT_SHLO_INVALID;
+  return tt_l_hypot(f, part(f, z, "stablehlo.real"), part(f, z, "stablehlo.imag"));
 }
 
 tt_val_t tt_l_broadcast(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims) {

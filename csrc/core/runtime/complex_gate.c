@@ -17,7 +17,16 @@ static const char* const k_complex_ops[] = {
     "aten::flip", "aten::roll", "aten::repeat", "aten::where", "aten::constant_pad_nd",
     "aten::index", "aten::gather", "aten::slice_scatter", "aten::select_scatter", "aten::tril",
     "aten::triu", "aten::masked_fill", "aten::index_put", "aten::index_put_", "aten::scatter",
-    "aten::diagonal_scatter",
+    "aten::diagonal_scatter", "aten::masked_fill_", "aten::trace", "aten::linalg_cross",
+    "aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
+    "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d",
+    "aten::channel_shuffle", "aten::eye", "aten::index_add", "aten::index_add_", "aten::index_copy",
+    "aten::index_copy_", "aten::index_fill", "aten::index_fill_", "aten::scatter_add",
+    "aten::scatter_add_", "aten::put", "aten::put_", "aten::take", "aten::masked_scatter",
+    "aten::masked_scatter_", "aten::_index_put_impl_", "aten::unfold_backward",
+    "aten::reflection_pad1d_backward", "aten::reflection_pad2d_backward",
+    "aten::reflection_pad3d_backward", "aten::replication_pad1d_backward",
+    "aten::replication_pad2d_backward", "aten::replication_pad3d_backward",
     /* the complex / fft families (csrc/core/lower/elementwise/complex_ops.c, fft.c) */
     "aten::_conj_physical", "aten::conj_physical", "aten::conj_physical_", "aten::complex",
     "aten::polar", "aten::_fft_r2c", "aten::_fft_c2r", "aten::_fft_c2c", "tt::complex_abs",
@@ -40,18 +49,25 @@ static const char* const k_complex_ops[] = {
     "aten::cosh", "aten::cosh_", "aten::tanh", "aten::tanh_", "aten::asin", "aten::asin_",
     "aten::acos", "aten::acos_", "aten::atan", "aten::atan_", "aten::asinh", "aten::asinh_",
     "aten::acosh", "aten::acosh_", "aten::atanh", "aten::atanh_",
+    /* activations / backward ops (unary_act.c): silu, and the conjugate derivatives */
+    "aten::silu", "aten::silu_", "aten::tanh_backward", "aten::sigmoid_backward",
     "aten::nan_to_num", "aten::nan_to_num_", "aten::pow", "aten::pow_", "aten::addcmul",
     "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_",
     /* random fillers (create.c: each part drawn; normal_'s std split over the parts) */
     "aten::normal_", "aten::uniform_",
     /* reductions */
     "aten::sum", "aten::mean", "aten::prod", "aten::cumsum", "aten::cumsum_", "aten::cumprod",
-    "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean",
+    "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean", "aten::any",
+    "aten::all", "aten::count_nonzero", "aten::linalg_vector_norm", "aten::norm",
 };
 
 /* Ops right on complex values only when every tensor is complex. */
 static const char* const k_complex_only_ops[] = {
-    "aten::mm", "aten::bmm",
+    /* matrix products (linalg/matmul.c: one dot_general in the operands' dtype; PyTorch
+     * requires one dtype; vdot conjugates its first operand) */
+    "aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::vdot", "aten::addmm", "aten::addmm_",
+    "aten::baddbmm", "aten::baddbmm_", "aten::addmv", "aten::addmv_", "aten::addbmm",
+    "aten::addbmm_", "aten::addr", "aten::addr_",
 };
 
 static bool listed(const char* const* list, size_t n, const char* name) {
@@ -61,17 +77,14 @@ static bool listed(const char* const* list, size_t n, const char* name) {
   return false;
 }
 
-/* every tensor complex (or a wrapped integer / bool number), no floating
- * Scalar */
+/* every tensor complex (wrapped numbers and Scalars of any kind convert to
+ * the complex compute dtype) */
 static bool all_complex(const tt_call_arg_t* a) {
   switch (a->kind) {
     case TT_ARG_TENSOR:
-      if (a->on_host && a->tier == TT_TIER_WRAPPED) return !tt_dtype_is_float(a->sdtype);
+      if (a->on_host && a->tier == TT_TIER_WRAPPED) return true;
       return tt_dtype_is_complex(a->on_host ? a->sdtype : a->view.dtype);
-    case TT_ARG_SCALAR:
-      return !tt_dtype_is_float(a->sdtype);
     case TT_ARG_TENSORS:
-    case TT_ARG_SCALARS:
       for (int i = 0; i < a->n; i++)
         if (!all_complex(&a->list[i])) return false;
       return true;

@@ -69,22 +69,10 @@ static tt_val_t cx_expm1(cx_t* s) {
   return mk(s, re, im);
 }
 
-/* hypot(a, b) = m sqrt(1 + (n/m)^2) over m = max(|a|, |b|), n = min(...):
- * inf if either is inf, else NaN if either is NaN (as std::hypot). */
-static tt_val_t hypot_(cx_t* s, tt_val_t a, tt_val_t b) {
-  tt_val_t aa = un(s, "stablehlo.abs", a), ab = un(s, "stablehlo.abs", b);
-  tt_val_t m = tt__ew_max(F_, aa, ab), n = tt__ew_min(F_, aa, ab);
-  tt_val_t q = tt__ew_div(F_, n, m);
-  tt_val_t r = mul(s, m, un(s, "stablehlo.sqrt", tt__ew_addk(F_, mul(s, q, q), 1.0)));
-  r = sel(s, is0(s, m), m, r);
-  return sel(s, or_(s, isinf_(s, a), isinf_(s, b)), k(s, INFINITY), r);
-}
+/* hypot as std::hypot (lower_util.c) */
+static tt_val_t hypot_(cx_t* s, tt_val_t a, tt_val_t b) { return tt_l_hypot(F_, a, b); }
 
-tt_val_t tt__cx_abs(tt_shlo_fn_t* f, tt_val_t z) {
-  tt_val_t x = tt__cx_re(f, z);
-  cx_t st = {f, x, tt__cx_im(f, z), false};
-  return hypot_(&st, st.x, st.y);
-}
+tt_val_t tt__cx_abs(tt_shlo_fn_t* f, tt_val_t z) { return tt_l_cabs(f, z); }
 
 /* C99 csqrt: t = sqrt((|x| + |z|) / 2); x >= 0: t + i y / 2t, else
  * |y| / 2t + i copysign(t, y). Large parts are scaled by 1/4 (t by 2). */

@@ -206,7 +206,9 @@ static tt_status_t lower_norm(tt_lctx_t* c) {
                           c->op->name, tt_dtype_name(acc));
   tt_type_t xt = *st;
   xt.dtype = acc;
-  tt_val_t x = tt_l_unary(f, "stablehlo.abs", tt_l_convert(f, c->args[0].val, acc));
+  /* |x|; complex: the modulus (hypot of the parts) */
+  bool cx = tt_dtype_is_complex(st->dtype);
+  tt_val_t x = tt_l_cabs(f, tt_l_convert(f, c->args[0].val, cx ? tt_dtype_complex_of(acc) : acc));
   tt_val_t p0 = tt_lt_has(c, 1) ? tt_lt_scalar(c, 1, acc) : tt_lt_const0(f, acc, 2.0);
   tt_val_t p = tt_lt_splat(f, p0, xt.rank, xt.dims);
 #define XC(v) tt_shlo_const(f, &xt, v)
