@@ -386,3 +386,60 @@ def test_llama_rotary_embedding():
     xq = make((seq, heads, dim))
     check(_rotary, xq, freqs)
     check_grad(_rotary, xq, freqs)
+
+
+# ---- the other ops on the allow-list (core/runtime/complex_gate.c) ---------------------------
+
+def _idx(*v):
+    return torch.tensor(v)
+
+
+_ALLOWED = {
+    "mv": lambda a, b: a @ b[0], "dot": lambda a, b: torch.dot(a[0], b[1]),
+    "vdot": lambda a, b: torch.vdot(a[0], b[1]),
+    "addmm": lambda a, b: torch.addmm(a[:, :3], a, b.T[:, :3], beta=0.5, alpha=1 - 2j),
+    "baddbmm": lambda a, b: torch.baddbmm(a[None, :, :3], a[None], b.T[None, :, :3], alpha=2),
+    "addmv": lambda a, b: torch.addmv(a[0, :3], a[:3], b[0], beta=2j),
+    "addbmm": lambda a, b: torch.addbmm(a[:, :3], a[None], b.T[None, :, :3]),
+    "addr": lambda a, b: torch.addr(a, a[:, 0], b[0], alpha=0.5),
+    "any_all": lambda a, b: (torch.where(a.real > 0, a, 0).any(1), (a * 0).all(), a.all(0)),
+    "count_nonzero": lambda a, b: torch.where(a.real > 0, a, 0).count_nonzero(1),
+    "norm": lambda a, b: (torch.linalg.vector_norm(a), torch.linalg.vector_norm(a, 1, dim=1),
+                          torch.linalg.vector_norm(a, float("inf")), a.norm(3), torch.linalg.norm(a),
+                          torch.dist(a, b)),
+    "trace": lambda a, b: torch.trace(a), "cross": lambda a, b: torch.linalg.cross(a[:, :3], b[:, :3]),
+    "pad_reflect": lambda a, b: torch.nn.functional.pad(a[None], (2, 1), mode="reflect"),
+    "pad_replicate": lambda a, b: torch.nn.functional.pad(a[None, None], (1, 2, 2, 0), mode="replicate"),
+    "channel_shuffle": lambda a, b: torch.nn.functional.channel_shuffle(a.reshape(1, 4, 3, 1), 2),
+    "eye": lambda a, b: torch.eye(3, dtype=a.dtype, device=a.device) * a[0, 0],
+    "index_add": lambda a, b: a.index_add(0, _idx(2, 0).to(a.device), b[:2], alpha=2),
+    "index_copy": lambda a, b: a.index_copy(1, _idx(3, 1).to(a.device), b[:, :2]),
+    "index_fill": lambda a, b: a.index_fill(1, _idx(0, 2).to(a.device), 1.5 - 1j),
+    "scatter_add": lambda a, b: a.scatter_add(0, _idx(2, 0, 1, 1).to(a.device)[None].expand(2, 4), b[:2]),
+    "put_take": lambda a, b: (a.put(_idx(5, 0).to(a.device), b[0, :2], accumulate=True),
+                              a.take(_idx(7, 1, 11).to(a.device))),
+    "masked_scatter": lambda a, b: a.masked_scatter(a.real > 0, b),
+    "masked_fill_": lambda a, b: a.clone().masked_fill_(a.real > 0, 2j),
+    "index_put_acc": lambda a, b: a.index_put((_idx(1, 1, 0).to(a.device),), b[:3], accumulate=True),
+    "silu": lambda a, b: torch.nn.functional.silu(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ALLOWED))
+def test_allowed_ops(name):
+    check(_ALLOWED[name], cmake((3, 4)), cmake((3, 4), seed=5))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.view_as_real(torch.complex(x, x.flip(0)).tanh()),
+    lambda x: torch.view_as_real(torch.complex(x, x.flip(0)).sigmoid()),
+    lambda x: torch.view_as_real(torch.nn.functional.pad(torch.complex(x, x)[None], (2, 1), mode="reflect")),
+    lambda x: torch.view_as_real(torch.nn.functional.pad(torch.complex(x, -x)[None], (1, 2), mode="replicate")),
+    lambda x: torch.view_as_real(torch.complex(x, x.flip(0)).unfold(0, 2, 1)),
+    lambda x: torch.linalg.vector_norm(torch.complex(x, x.flip(0))),
+    lambda x: torch.view_as_real(torch.complex(x, x.flip(0))[torch.tensor([0, 2, 2], device=x.device)]),
+], ids=["tanh", "sigmoid", "reflect_pad", "replicate_pad", "unfold", "norm", "index"])
+def test_complex_backward_ops(fn):
+    """tanh / sigmoid backward (conjugate derivatives), the pad / unfold /
+    index backward ops and a norm's gradient through complex intermediates."""
+    check_grad(fn, make((5,)))
