@@ -247,6 +247,12 @@ static cx_t cx_of(tt_shlo_fn_t* f, tt_val_t z) {
 }
 
 tt_val_t tt__cx_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool scalar) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && t->dtype == TT_C64) { /* exp(b log a) in complex128: exp amplifies the rounding
+                                    of b log a by |b log a| (glibc's cpowf works in double too) */
+    tt_val_t r = tt__cx_pow(f, tt_l_convert(f, a, TT_C128), tt_l_convert(f, b, TT_C128), scalar);
+    return tt_l_convert(f, r, TT_C64);
+  }
   cx_t sa = cx_of(f, a);
   cx_t* s = &sa;
   cx_t se = cx_of(f, tt__ew_mul(f, b, cx_log(s, a)));
