@@ -11,7 +11,8 @@
 #include "internal.h"
 
 static const char* const k_complex_ops[] = {
-    /* runtime copies, creation, data movement */
+    /* runtime copies, creation, data movement, index / scatter / pad ops (values only move
+     * or add in the tensor's dtype) */
     "tt::copy", "aten::_to_copy", "aten::clone", "aten::fill", "aten::fill_",
     "aten::zero", "aten::zero_", "aten::cat", "aten::stack", "aten::index_select",
     "aten::flip", "aten::roll", "aten::repeat", "aten::where", "aten::constant_pad_nd",
@@ -39,7 +40,9 @@ static const char* const k_complex_ops[] = {
     "aten::div", "aten::div_", "aten::eq", "aten::eq_", "aten::ne", "aten::ne_",
     "aten::logical_and", "aten::logical_and_", "aten::logical_or", "aten::logical_or_",
     "aten::logical_xor", "aten::logical_xor_", "aten::logical_not", "aten::logical_not_",
-    /* unary math (unary.c delegates complex inputs to complex_ops.c) */
+    "aten::pow", "aten::pow_", "aten::addcmul", "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_",
+    /* unary math (unary.c delegates complex inputs to complex_math.c; nan_to_num per part) */
+    "aten::nan_to_num", "aten::nan_to_num_",
     "aten::neg", "aten::neg_", "aten::isnan", "aten::isinf", "aten::exp", "aten::exp_",
     "aten::exp2", "aten::exp2_", "aten::expm1", "aten::expm1_", "aten::log", "aten::log_",
     "aten::log2", "aten::log2_", "aten::log10", "aten::log10_", "aten::log1p", "aten::log1p_",
@@ -51,11 +54,9 @@ static const char* const k_complex_ops[] = {
     "aten::acosh", "aten::acosh_", "aten::atanh", "aten::atanh_",
     /* activations / backward ops (unary_act.c): silu, and the conjugate derivatives */
     "aten::silu", "aten::silu_", "aten::tanh_backward", "aten::sigmoid_backward",
-    "aten::nan_to_num", "aten::nan_to_num_", "aten::pow", "aten::pow_", "aten::addcmul",
-    "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_",
     /* random fillers (create.c: each part drawn; normal_'s std split over the parts) */
     "aten::normal_", "aten::uniform_",
-    /* reductions */
+    /* reductions (reduce.c: complex accumulation; var/std and norms of |x|, real) */
     "aten::sum", "aten::mean", "aten::prod", "aten::cumsum", "aten::cumsum_", "aten::cumprod",
     "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean", "aten::any",
     "aten::all", "aten::count_nonzero", "aten::linalg_vector_norm", "aten::norm",
