@@ -2,7 +2,8 @@
 `tpu`, compare, and classify each (op, dtype, variant).
 
 Variants: "fwd" (forward, every dtype in DTYPES the OpInfo supports on CPU),
-"bwd" (gradients of a weighted sum of the float outputs, float32), "inplace"
+"bwd" (gradients of a weighted sum of the float outputs, float32 and
+complex64: complex outputs enter through their real view), "inplace"
 (`op.inplace_variant`, float32) and "out" (`out=` tensors, float32).
 
 Statuses, per (op, dtype, variant):
@@ -36,7 +37,11 @@ DTYPES = {
     "int64": torch.int64,
     "int32": torch.int32,
     "bool": torch.bool,
+    "complex64": torch.complex64,
 }
+# Dtypes with a backward variant (gradients through complex inputs: PyTorch's
+# conjugate Wirtinger convention, the same on CPU and tpu).
+BWD_DTYPES = ("float32", "complex64")
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 
 # Samples compared per variant in the full sweep (the first N the OpInfo makes).
@@ -133,7 +138,8 @@ def classify_error(exc):
     if m:
         return "unsupported-dtype", m.group(1)
     if "complex" in text.lower() and "not supported" in text:
-        return "unsupported-dtype", "complex"
+        m = re.search(r"(aten::[A-Za-z0-9_.]+|tt::[A-Za-z0-9_]+): (?:complex tensors|mixing complex)", text)
+        return "unsupported-dtype", f"complex ({m.group(1)})" if m else "complex"
     m = _LAYOUT_RE.search(text)
     if m:
         return "unsupported-layout", m.group(1)
@@ -425,19 +431,23 @@ def run_variant(op, dtype_name, variant, max_samples=None, timeout=VARIANT_TIMEO
 
 
 def variants_of(op, dtype_names=tuple(DTYPES)):
-    """The (dtype, variant) pairs the sweep runs for one OpInfo."""
+    """The (dtype, variant) pairs the sweep runs for one OpInfo (dtype_names:
+    the dtypes to sweep; in-place and out= run in float32 only)."""
     try:
         supported = op.supported_dtypes("cpu")
     except Exception:  # noqa: BLE001
         return []
     out = [(d, "fwd") for d in dtype_names if DTYPES[d] in supported]
-    if torch.float32 in supported:
+    for d in BWD_DTYPES:
+        if d not in dtype_names or DTYPES[d] not in supported:
+            continue
         try:
-            bwd_ok = op.supports_autograd and torch.float32 in op.supported_backward_dtypes("cpu")
+            bwd_ok = op.supports_autograd and DTYPES[d] in op.supported_backward_dtypes("cpu")
         except Exception:  # noqa: BLE001
             bwd_ok = False
         if bwd_ok:
-            out.append(("float32", "bwd"))
+            out.append((d, "bwd"))
+    if torch.float32 in supported and "float32" in dtype_names:
         if op.inplace_variant is not None:
             out.append(("float32", "inplace"))
         if op.supports_out:

@@ -7,7 +7,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DOC = os.path.join(ROOT, "docs", "op_coverage.md")
 SUMMARY = os.path.join(HERE, "summary.md")
 
-DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool"]
+DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool", "complex64"]
+BWD_DTYPES = ["float32", "complex64"]
 EXCLUDED = ("cpu-ref-fails", "no-samples")
 CELL = {"pass": "ok", "fail": "**WRONG**", "error": "err", "cpu-ref-fails": "cpu-fails",
         "no-samples": "no-samples", "timeout": "**TIMEOUT**", "crash": "**CRASH**"}
@@ -37,6 +38,7 @@ def summary(report):
         p, n, c = rate(report, v)
         s[v] = (p, n, c)
     s["dtypes"] = {d: rate(report, "fwd", d) for d in DTYPES}
+    s["bwd_complex64"] = rate(report, "bwd", "complex64")
     s["meta_only"] = sum(1 for r in report["results"] if r["variant"] == "fwd"
                          and r["dtype"] == "float32" and r["status"] == "pass"
                          and r.get("meta_only", 0) == r.get("passed", 0) and r.get("passed"))
@@ -119,6 +121,9 @@ def summary_lines(report):
         f"denominator: OpInfos whose CPU reference runs).",
         f"- Backward, float32: {bp}/{bn} differentiable OpInfos pass ({_pct(bp, bn)}).",
         f"- Forward pass rate per dtype: {per_dtype}.",
+        f"- Complex64 (inputs and outputs): forward {s['dtypes']['complex64'][0]}/"
+        f"{s['dtypes']['complex64'][1]} ({_pct(*s['dtypes']['complex64'][:2])}), backward "
+        f"{s['bwd_complex64'][0]}/{s['bwd_complex64'][1]} ({_pct(*s['bwd_complex64'][:2])}).",
         f"- In-place variants: {_pct(*s['inplace'][:2])} ({s['inplace'][0]}/{s['inplace'][1]}); "
         f"out= variants: {_pct(*s['out'][:2])} ({s['out'][0]}/{s['out'][1]}).",
         f"- Mismatching results (the op runs, the answer differs from CPU): "
@@ -145,7 +150,8 @@ def markdown(report):
          "samples on CPU (seeded); the op runs on CPU and on copies moved to `tpu`; outputs are "
          "compared (values, dtypes, shapes; NaN equals NaN). Variants: forward in every dtype of "
          f"{', '.join(m['dtypes'])} the OpInfo supports on CPU; backward (gradients of "
-         "sum(out * w), w a fixed random CPU tensor), in-place and `out=` in float32. "
+         "sum(out * w), w a fixed random CPU tensor; complex outputs through their real view) "
+         "in float32 and complex64; in-place and `out=` in float32. "
          f"Samples per case are capped ({', '.join(f'{k}: {v}' for k, v in m['max_samples'].items())}). "
          "Ops whose CPU output differs between two seeds (random ops) or is uninitialized "
          "(`empty*`) are compared by shape and dtype only.",
@@ -155,8 +161,9 @@ def markdown(report):
          "**err** tpu raised (usually a missing lowering); "
          "cpu-fails: the CPU reference itself raises on every sample, so the case is excluded; "
          "no-samples: nothing to run (excluded); TIMEOUT / CRASH: the case hung or killed "
-         "its process. Complex input dtypes are not swept (the issue's dtype set); complex "
-         "outputs of float inputs (fft, eig-type linalg) are compared like float32. "
+         "its process. complex64 is swept like the real dtypes (complex128 and complex32 are "
+         "not); complex outputs of float inputs (fft, eig-type linalg) are compared like "
+         "float32. "
          "OpInfos whose CPU dtypes are all outside the swept set (e.g. complex-only, float64-only) "
          "have no cases.",
          "",
@@ -178,7 +185,7 @@ def markdown(report):
     L += ["", "| variant | dtype | ok | mismatch | err | timeout/crash | cpu-fails | no-samples "
           "| pass rate |",
           "|---|---|---|---|---|---|---|---|---|"]
-    for v, dts in (("fwd", DTYPES), ("bwd", ["float32"]), ("inplace", ["float32"]),
+    for v, dts in (("fwd", DTYPES), ("bwd", BWD_DTYPES), ("inplace", ["float32"]),
                    ("out", ["float32"])):
         for d in dts:
             p, n, c = rate(report, v, d)
@@ -189,7 +196,7 @@ def markdown(report):
     n_complex = sum(1 for i in report["ops"].values() if i.get("complex"))
     L += ["", f"{s['meta_only']} float32 forward passes compare shapes and dtypes only (random or "
           f"uninitialized outputs). {n_only_other} OpInfos have no dtype in the swept set; "
-          f"{n_complex} OpInfos also support complex dtypes on CPU, which are not swept.", ""]
+          f"{n_complex} OpInfos support complex dtypes on CPU.", ""]
 
     mism = mismatches(report)
     L += ["## Mismatches (wrong answers)", "",
@@ -254,14 +261,15 @@ def markdown(report):
     L.append("")
 
     L += ["## Per-op results", "",
-          "Columns: forward per dtype, then float32 backward / in-place / out=. "
-          "`·` = not applicable (dtype or variant not supported by the OpInfo).", "",
-          "| op | " + " | ".join(DTYPES) + " | bwd | inplace | out | missing ATen ops |",
-          "|---|" + "---|" * (len(DTYPES) + 4)]
+          "Columns: forward per dtype, then float32 backward / in-place / out=, complex64 "
+          "backward. `·` = not applicable (dtype or variant not supported by the OpInfo).", "",
+          "| op | " + " | ".join(DTYPES) + " | bwd | inplace | out | bwd complex64 | missing ATen ops |",
+          "|---|" + "---|" * (len(DTYPES) + 5)]
     for key in report["ops"]:
         cells = []
         missing = set()
-        for d, v in [(d, "fwd") for d in DTYPES] + [("float32", x) for x in ("bwd", "inplace", "out")]:
+        for d, v in ([(d, "fwd") for d in DTYPES] + [("float32", x) for x in ("bwd", "inplace", "out")]
+                     + [("complex64", "bwd")]):
             r = idx.get((key, d, v))
             if r is None:
                 cells.append("·")

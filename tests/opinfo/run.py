@@ -2,6 +2,7 @@
 
     python -m tests.opinfo.run --full            # every OpInfo (make opinfo)
     python -m tests.opinfo.run --ops add,sin     # a few OpInfos (report to --out)
+    python -m tests.opinfo.run --full --dtypes complex64   # every OpInfo, complex64 only
     python -m tests.opinfo.run --report-only     # regenerate the markdown from report.json
 
 The sweep runs in worker subprocesses (--jobs in parallel), each over a chunk
@@ -49,8 +50,9 @@ def worker(task_file, result_file):
 
 # ---- parent ----------------------------------------------------------------------------
 
-def plan(op_names=None):
-    """[(key, [(dtype, variant), ...], info)] for the OpInfos to sweep."""
+def plan(op_names=None, dtypes=None):
+    """[(key, [(dtype, variant), ...], info)] for the OpInfos to sweep (dtypes:
+    the dtype names to sweep, default all of harness.DTYPES)."""
     from . import harness
     import torch
     items = []
@@ -71,7 +73,8 @@ def plan(op_names=None):
             "inplace": op.inplace_variant is not None,
             "out": bool(op.supports_out),
         }
-        items.append((key, [list(v) for v in harness.variants_of(op)], info))
+        items.append((key, [list(v) for v in harness.variants_of(op, tuple(dtypes or harness.DTYPES))],
+                      info))
     return items
 
 
@@ -160,11 +163,11 @@ def _run_chunk(job_id, remaining, hang_s, results, lock, log):
         remaining = [[k, vs] for k, vs in remaining if vs]
 
 
-def sweep(op_names, jobs, hang_s, out_path, write_docs):
+def sweep(op_names, jobs, hang_s, out_path, write_docs, dtypes=None):
     t0 = time.time()
     if os.path.isdir(SCRATCH):  # a previous sweep's scratch files (same pid)
         shutil.rmtree(SCRATCH)
-    items = plan(op_names)
+    items = plan(op_names, dtypes)
     n_cases = sum(len(v) for _, v, _ in items)
     print(f"{len(items)} OpInfos, {n_cases} (op, dtype, variant) cases, "
           f"{jobs} workers", flush=True)
@@ -208,8 +211,8 @@ def sweep(op_names, jobs, hang_s, out_path, write_docs):
             "git": _git_head(),
             "duration_s": round(duration, 1),
             "jobs": jobs,
-            "full": not op_names,
-            "dtypes": list(harness.DTYPES),
+            "full": not op_names and not dtypes,
+            "dtypes": list(dtypes or harness.DTYPES),
             "max_samples": harness.MAX_SAMPLES,
             "tolerances": {str(k).replace("torch.", ""): v for k, v in tolerances.DEFAULT.items()},
             "near_tolerances": {str(k).replace("torch.", ""): v
@@ -250,6 +253,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--full", action="store_true", help="sweep every OpInfo of op_db")
     ap.add_argument("--ops", help="comma-separated OpInfo names (name or name.variant)")
+    ap.add_argument("--dtypes", help="comma-separated dtypes to sweep (default: all of "
+                    "harness.DTYPES); with --full, e.g. --dtypes complex64 sweeps every OpInfo "
+                    "in complex64 only (report to --out; the docs are not rewritten)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes in parallel")
     ap.add_argument("--hang-s", type=int, default=300,
                     help="kill a worker that makes no progress for this long")
@@ -270,8 +276,15 @@ def main(argv=None):
     if not a.full and not a.ops:
         ap.error("give --full, --ops or --report-only")
     names = None if a.full else set(a.ops.split(","))
-    out = a.out or (REPORT if a.full else os.path.join(WORK, "report_partial.json"))
-    sweep(names, max(1, a.jobs), a.hang_s, out, write_docs=a.full)
+    dtypes = a.dtypes.split(",") if a.dtypes else None
+    if dtypes:
+        from . import harness
+        unknown = [d for d in dtypes if d not in harness.DTYPES]
+        if unknown:
+            ap.error(f"unknown dtypes {unknown} (known: {', '.join(harness.DTYPES)})")
+    complete = a.full and not dtypes
+    out = a.out or (REPORT if complete else os.path.join(WORK, "report_partial.json"))
+    sweep(names, max(1, a.jobs), a.hang_s, out, write_docs=complete, dtypes=dtypes)
     return 0
 
 

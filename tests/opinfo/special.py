@@ -89,6 +89,8 @@ def tie_equivalent(op_name, sample, got, want, tol):
 def _to_f64(x):
     if isinstance(x, torch.Tensor):
         t = x.detach().clone()
+        if t.is_complex():
+            return t.to(torch.complex128)
         return t.double() if t.is_floating_point() else t
     if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
         return type(x)(_to_f64(e) for e in x)
@@ -110,10 +112,13 @@ def f64_errors(op, sample, got, want):
     if len(trios) != len(flatten(want)):
         return None
     for g, w, r in trios:
-        if not (isinstance(w, torch.Tensor) and w.is_floating_point()
+        if not (isinstance(w, torch.Tensor) and (w.is_floating_point() or w.is_complex())
                 and isinstance(r, torch.Tensor) and isinstance(g, torch.Tensor)
                 and g.shape == w.shape == r.shape):
             continue
+        if w.is_complex():  # both parts, as reals
+            g, w = torch.view_as_real(g.detach().cpu().resolve_conj()), torch.view_as_real(w.detach().resolve_conj())
+            r = torch.view_as_real(r.detach().resolve_conj().to(torch.complex128))
         r = r.double()
         ok = torch.isfinite(r)
         if not ok.any():

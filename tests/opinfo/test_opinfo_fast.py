@@ -1,6 +1,6 @@
 """The fast OpInfo subset (part of `make test`): common ops that pass the full
 sweep today, float32 forward on their first 3 OpInfo samples, and float32
-backward for a smaller set. A regression test of what works: every case must
+backward for a smaller set; a handful in complex64. A regression test of what works: every case must
 compare at least one sample's values (random ops are not on these lists).
 
 The full sweep is `make opinfo` (tests/opinfo/run.py); an op that fails there
@@ -44,6 +44,12 @@ BACKWARD = [
     "nn.functional.grid_sample",
 ]
 
+# complex64 (inputs and outputs): arithmetic with promotion, math, comparisons,
+# reductions, products
+COMPLEX64_FORWARD = ["add", "mul", "div.no_rounding_mode", "exp", "log", "sqrt", "asin", "tanh",
+                     "abs", "eq", "sum", "mean", "mm", "linalg.vector_norm"]
+COMPLEX64_BACKWARD = ["mul", "exp", "sum", "tanh"]
+
 SAMPLES = 3
 
 _OPS = {harness.op_key(op): op for op in harness.load_op_db()}
@@ -55,8 +61,8 @@ def _explain(rec):
     return f"{rec['status']}: {rec.get('errors')}"
 
 
-def _check(name, variant):
-    rec = harness.run_variant(_OPS[name], "float32", variant, max_samples=SAMPLES)
+def _check(name, variant, dtype="float32"):
+    rec = harness.run_variant(_OPS[name], dtype, variant, max_samples=SAMPLES)
     assert rec["status"] == "pass", _explain(rec)
     assert rec["passed"] >= 1 and rec["passed"] > rec["meta_only"], \
         f"no sample's values were compared: {rec}"
@@ -70,6 +76,16 @@ def test_forward_float32(name):
 @pytest.mark.parametrize("name", BACKWARD)
 def test_backward_float32(name):
     _check(name, "bwd")
+
+
+@pytest.mark.parametrize("name", COMPLEX64_FORWARD)
+def test_forward_complex64(name):
+    _check(name, "fwd", "complex64")
+
+
+@pytest.mark.parametrize("name", COMPLEX64_BACKWARD)
+def test_backward_complex64(name):
+    _check(name, "bwd", "complex64")
 
 
 # ---- the harness itself: it must see wrong answers, missing ops, CPU failures ----

@@ -28,7 +28,7 @@ OVERRIDES = {
 # float32 contractions: XLA's dot / convolution adds the K products in another
 # order (and blocking) than CPU BLAS / oneDNN, so results differ by a few ulp
 # of sum(|a||b|), which the default atol of 1e-5 does not cover for K ~ 10-100.
-_CONTRACTION = dict(dtypes=[torch.float32], rtol=1e-4, atol=1e-4,
+_CONTRACTION = dict(dtypes=[torch.float32, torch.complex64], rtol=1e-4, atol=1e-4,
                     reason="summation order of a float32 contraction (XLA dot/convolution "
                            "vs CPU BLAS/oneDNN); errors ~ K * eps * sum|a||b|")
 for _name in ("matmul", "__rmatmul__", "mm", "bmm", "addmm", "addmm.decomposed", "addbmm",
@@ -72,3 +72,12 @@ def tolerance(op_name, dtype):
                           or dtype in (o.get("dtypes") or ())):
         rtol, atol = o.get("rtol", rtol), o.get("atol", atol)
     return rtol, atol
+# complex64 powers: exp(b log a) turns one rounding of b log a into |b log a| ulps of the result
+# (|b log a| reaches ~30 on the sweep's samples). The tpu computes complex64 powers in complex128
+# (13x closer to a complex128 run than CPU's forward result on pow's sample 3: 0.0065 vs 0.086);
+# the backward graphs (pow of pow) on both sides round in complex64 and differ up to ~5e-4 rel.
+_CPOW = dict(dtypes=[torch.complex64], rtol=5e-4, atol=1e-5,
+             reason="complex64 exp(b log a): rounding amplified by |b log a| (tpu computes in "
+                    "complex128; closer to a complex128 run than CPU)")
+for _name in ("pow", "__rpow__"):
+    OVERRIDES[_name] = _CPOW

@@ -1,5 +1,6 @@
 /* Helpers shared by the lowering families: promotion, conversion, broadcast,
  * small op wrappers. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,9 +11,10 @@ tt_dtype_t tt_l_arg_dtype(tt_lctx_t* c, int i) {
   return t ? t->dtype : TT_F32;
 }
 
-/* 0 bool, 1 integer, 2 floating */
+/* 0 bool, 1 integer, 2 floating, 3 complex */
 static int category(tt_dtype_t dt) {
   if (dt == TT_BOOL) return 0;
+  if (tt_dtype_is_complex(dt)) return 3;
   return tt_dtype_is_float(dt) ? 2 : 1;
 }
 
@@ -20,6 +22,10 @@ static int category(tt_dtype_t dt) {
 static tt_dtype_t promote2(tt_dtype_t a, tt_dtype_t b) {
   if (a == b) return a;
   int ca = category(a), cb = category(b);
+  if (ca == 3 || cb == 3) { /* complex: the complex dtype wide enough for both value types */
+    tt_dtype_t ra = tt_dtype_real_part(a), rb = tt_dtype_real_part(b);
+    return (ra == TT_F64 || rb == TT_F64) ? TT_C128 : TT_C64;
+  }
   if (ca != cb) return ca > cb ? a : b;
   if (ca == 0) return TT_BOOL;
   if (ca == 2) {
@@ -43,45 +49,53 @@ static tt_dtype_t promote2(tt_dtype_t a, tt_dtype_t b) {
   }
 }
 
+/* ATen's combine_categories: the result of a higher tier (`hi`, or
+ * TT_DTYPE_COUNT when that tier is empty) and a lower one. A lower tier only
+ * matters when its category is higher; a complex lower tier over a floating
+ * higher one keeps the floating value type (float32 + 1j -> complex64,
+ * float64 + 1j -> complex128). */
+static tt_dtype_t combine_tiers(tt_dtype_t hi, tt_dtype_t lo) {
+  if (hi == TT_DTYPE_COUNT) return lo;
+  if (lo == TT_DTYPE_COUNT) return hi;
+  int ch = category(hi), cl = category(lo);
+  if (ch == 3) return hi;
+  if (cl == 3) return ch == 2 ? tt_dtype_complex_of(hi) : lo;
+  if (ch == 2) return hi;
+  if (ch == 0 || cl == 2) return promote2(hi, lo);
+  return hi;
+}
+
 tt_dtype_t tt_l_promote(tt_lctx_t* c, const int* idx, int n) {
-  bool have[3] = {false, false, false};
-  tt_dtype_t tier_dt[3] = {TT_BOOL, TT_BOOL, TT_BOOL};
+  /* per tier (TT_TIER_*): the promoted dtype, TT_DTYPE_COUNT while empty */
+  tt_dtype_t tier_dt[3] = {TT_DTYPE_COUNT, TT_DTYPE_COUNT, TT_DTYPE_COUNT};
   for (int k = 0; k < n; k++) {
     const tt_larg_t* a = &c->args[idx[k]];
     if (a->kind != TT_ARG_TENSOR && a->kind != TT_ARG_SCALAR) continue;
     int tier = a->kind == TT_ARG_SCALAR ? TT_TIER_WRAPPED : (int)a->tier;
     tt_dtype_t dt = tt_l_arg_dtype(c, idx[k]);
     if (tier == TT_TIER_WRAPPED) {
-      /* wrapped numbers only contribute a category */
-      dt = category(dt) == 2 ? TT_F64 : category(dt) == 1 ? TT_I64 : TT_BOOL;
+      /* wrapped numbers only contribute a category, as the default dtype of
+       * that category (float32 / complex64: the default dtype is float32) */
+      int cat = category(dt);
+      dt = cat == 3 ? TT_C64 : cat == 2 ? TT_F32 : cat == 1 ? TT_I64 : TT_BOOL;
     }
-    tier_dt[tier] = have[tier] ? promote2(tier_dt[tier], dt) : dt;
-    have[tier] = true;
+    tier_dt[tier] = tier_dt[tier] == TT_DTYPE_COUNT ? dt : promote2(tier_dt[tier], dt);
   }
-  tt_dtype_t r = TT_F32;
-  bool any = false;
-  for (int tier = TT_TIER_DIM; tier >= TT_TIER_ZERO_DIM; tier--) {
-    if (!have[tier]) continue;
-    if (!any) {
-      r = tier_dt[tier];
-      any = true;
-    } else if (category(tier_dt[tier]) > category(r)) {
-      r = tier_dt[tier];
-    }
-  }
-  if (have[TT_TIER_WRAPPED]) {
-    tt_dtype_t w = tier_dt[TT_TIER_WRAPPED];
-    if (!any) {
-      r = category(w) == 2 ? TT_F32 : w; /* default dtype for float scalars */
-      any = true;
-    } else if (category(w) > category(r)) {
-      r = category(w) == 2 ? TT_F32 : TT_I64;
-    }
-  }
-  return any ? r : TT_F32;
+  tt_dtype_t r = combine_tiers(tier_dt[TT_TIER_DIM],
+                               combine_tiers(tier_dt[TT_TIER_ZERO_DIM], tier_dt[TT_TIER_WRAPPED]));
+  return r == TT_DTYPE_COUNT ? TT_F32 : r;
 }
 
 tt_dtype_t tt_l_opmath(tt_dtype_t dt) { return (dt == TT_F16 || dt == TT_BF16) ? TT_F32 : dt; }
+
+/* real / imaginary part of a complex value */
+static tt_val_t part(tt_shlo_fn_t* f, tt_val_t v, const char* op) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t pt = *t;
+  pt.dtype = tt_dtype_real_part(t->dtype);
+  return tt_shlo_op(f, op, &v, 1, &pt, NULL);
+}
 
 tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
   const tt_type_t* t = tt_shlo_type(f, v);
@@ -89,11 +103,60 @@ tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
   if (t->dtype == dt) return v;
   tt_type_t rt = *t;
   rt.dtype = dt;
+  if (tt_dtype_is_complex(t->dtype) || tt_dtype_is_complex(dt)) {
+    /* complex -> bool: re != 0 or im != 0; -> real: the real part; real ->
+     * complex: (x, 0); complex -> complex: each part */
+    tt_dtype_t pd = tt_dtype_real_part(dt);
+    tt_val_t re = v, im = TT_SHLO_INVALID;
+    if (tt_dtype_is_complex(t->dtype)) {
+      re = part(f, v, "stablehlo.real");
+      im = part(f, v, "stablehlo.imag");
+    }
+    if (!tt_dtype_is_complex(dt)) {
+      if (dt != TT_BOOL) return tt_l_convert(f, re, dt);
+      return tt_l_binary(f, "stablehlo.or", tt_l_convert(f, re, TT_BOOL), tt_l_convert(f, im, TT_BOOL));
+    }
+    re = tt_l_convert(f, re, pd);
+    if (im == TT_SHLO_INVALID) {
+      const tt_type_t* rtp = tt_shlo_type(f, re);
+      if (!rtp) return TT_SHLO_INVALID;
+      im = tt_shlo_const(f, rtp, 0.0);
+    } else {
+      im = tt_l_convert(f, im, pd);
+    }
+    tt_val_t ops[2] = {re, im};
+    return tt_shlo_op(f, "stablehlo.complex", ops, 2, &rt, NULL);
+  }
   if (dt == TT_BOOL) {
     tt_val_t z = tt_shlo_const(f, t, 0.0);
     return tt_l_compare(f, "NE", v, z);
   }
   return tt_shlo_op(f, "stablehlo.convert", &v, 1, &rt, NULL);
+}
+
+tt_val_t tt_l_hypot(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t kt = *t;
+  tt_val_t aa = tt_l_unary(f, "stablehlo.abs", a), ab = tt_l_unary(f, "stablehlo.abs", b);
+  tt_val_t m = tt_l_binary(f, "stablehlo.maximum", aa, ab), n = tt_l_binary(f, "stablehlo.minimum", aa, ab);
+  tt_val_t q = tt_l_binary(f, "stablehlo.divide", n, m);
+  tt_val_t one = tt_shlo_const(f, &kt, 1.0), zero = tt_shlo_const(f, &kt, 0.0);
+  tt_val_t r = tt_l_binary(f, "stablehlo.multiply", m,
+                           tt_l_unary(f, "stablehlo.sqrt", tt_l_binary(f, "stablehlo.add", one,
+                                                                       tt_l_binary(f, "stablehlo.multiply", q, q))));
+  r = tt_l_select(f, tt_l_compare(f, "EQ", m, zero), zero, r);
+  tt_val_t nan = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "NE", a, a), tt_l_compare(f, "NE", b, b));
+  r = tt_l_select(f, nan, tt_shlo_const(f, &kt, NAN), r);
+  tt_val_t inf = tt_shlo_const(f, &kt, INFINITY);
+  tt_val_t anyinf = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "EQ", aa, inf), tt_l_compare(f, "EQ", ab, inf));
+  return tt_l_select(f, anyinf, inf, r);
+}
+
+tt_val_t tt_l_cabs(tt_shlo_fn_t* f, tt_val_t z) {
+  const tt_type_t* t = tt_shlo_type(f, z);
+  if (!t || !tt_dtype_is_complex(t->dtype)) return t ? tt_l_unary(f, "stablehlo.abs", z) : TT_SHLO_INVALID;
+  return tt_l_hypot(f, part(f, z, "stablehlo.real"), part(f, z, "stablehlo.imag"));
 }
 
 tt_val_t tt_l_broadcast(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims) {
@@ -161,6 +224,17 @@ tt_val_t tt_l_binary(tt_shlo_fn_t* f, const char* op, tt_val_t a, tt_val_t b) {
 tt_val_t tt_l_compare(tt_shlo_fn_t* f, const char* dir, tt_val_t a, tt_val_t b) {
   const tt_type_t* t = tt_shlo_type(f, a);
   if (!t) return TT_SHLO_INVALID;
+  if (tt_dtype_is_complex(t->dtype)) {
+    /* complex values compare by parts, as floats: equal when both parts are */
+    bool eq = !strcmp(dir, "EQ");
+    if (!eq && strcmp(dir, "NE")) {
+      tt_shlo_fail(f, "compare %s: complex values are not ordered", dir);
+      return TT_SHLO_INVALID;
+    }
+    tt_val_t r = tt_l_compare(f, dir, part(f, a, "stablehlo.real"), part(f, b, "stablehlo.real"));
+    tt_val_t i = tt_l_compare(f, dir, part(f, a, "stablehlo.imag"), part(f, b, "stablehlo.imag"));
+    return tt_l_binary(f, eq ? "stablehlo.and" : "stablehlo.or", r, i);
+  }
   tt_type_t rt = *t;
   rt.dtype = TT_BOOL;
   const char* ct = tt_dtype_is_float(t->dtype) ? "FLOAT"

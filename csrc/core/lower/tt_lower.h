@@ -99,8 +99,14 @@ tt_dtype_t tt_l_promote(tt_lctx_t* c, const int* idx, int n);
 /* The dtype PyTorch computes in for a result dtype: f32 for f16/bf16, else itself. */
 tt_dtype_t tt_l_opmath(tt_dtype_t dt);
 
-/* Converts v to dtype (no-op when equal; to bool = v != 0). */
+/* Converts v to dtype (no-op when equal; to bool = v != 0; real -> complex
+ * = (v, 0); complex -> real = the real part, to bool = re != 0 or im != 0). */
 tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt);
+/* hypot(a, b) of real values as std::hypot (no overflow / underflow of the
+ * squares; inf if either is inf, else NaN if either is NaN). */
+tt_val_t tt_l_hypot(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
+/* |z|: hypot of the parts for a complex z (a real value), abs otherwise. */
+tt_val_t tt_l_cabs(tt_shlo_fn_t* f, tt_val_t z);
 /* NumPy-style broadcast of v (right-aligned) to dims of `to` (dtype kept). */
 tt_val_t tt_l_broadcast(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims);
 /* Argument i as a value of `dt` broadcast to `shape` (TENSOR or SCALAR args). */
@@ -110,7 +116,8 @@ tt_val_t tt_l_full(tt_shlo_fn_t* f, tt_dtype_t dt, int rank, const int64_t* dims
 /* Elementwise op on same-typed operands (result type = operand type). */
 tt_val_t tt_l_unary(tt_shlo_fn_t* f, const char* op, tt_val_t a);
 tt_val_t tt_l_binary(tt_shlo_fn_t* f, const char* op, tt_val_t a, tt_val_t b);
-/* Comparison (dir: "EQ","NE","LT","LE","GT","GE") -> i1 tensor of a's shape. */
+/* Comparison (dir: "EQ","NE","LT","LE","GT","GE") -> i1 tensor of a's shape.
+ * Complex operands: EQ / NE only, both parts compared as floats. */
 tt_val_t tt_l_compare(tt_shlo_fn_t* f, const char* dir, tt_val_t a, tt_val_t b);
 tt_val_t tt_l_select(tt_shlo_fn_t* f, tt_val_t pred, tt_val_t a, tt_val_t b);
 tt_val_t tt_l_reshape(tt_shlo_fn_t* f, tt_val_t v, int rank, const int64_t* dims);

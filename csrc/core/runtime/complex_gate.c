@@ -11,30 +11,65 @@
 #include "internal.h"
 
 static const char* const k_complex_ops[] = {
-    /* runtime copies, creation, data movement */
+    /* runtime copies, creation, data movement, index / scatter / pad ops (values only move
+     * or add in the tensor's dtype) */
     "tt::copy", "aten::_to_copy", "aten::clone", "aten::fill", "aten::fill_",
     "aten::zero", "aten::zero_", "aten::cat", "aten::stack", "aten::index_select",
     "aten::flip", "aten::roll", "aten::repeat", "aten::where", "aten::constant_pad_nd",
     "aten::index", "aten::gather", "aten::slice_scatter", "aten::select_scatter", "aten::tril",
     "aten::triu", "aten::masked_fill", "aten::index_put", "aten::index_put_", "aten::scatter",
-    "aten::diagonal_scatter",
+    "aten::diagonal_scatter", "aten::masked_fill_", "aten::trace", "aten::linalg_cross",
+    "aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
+    "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d",
+    "aten::channel_shuffle", "aten::eye", "aten::index_add", "aten::index_add_", "aten::index_copy",
+    "aten::index_copy_", "aten::index_fill", "aten::index_fill_", "aten::scatter_add",
+    "aten::scatter_add_", "aten::put", "aten::put_", "aten::take", "aten::masked_scatter",
+    "aten::masked_scatter_", "aten::_index_put_impl_", "aten::unfold_backward",
+    "aten::reflection_pad1d_backward", "aten::reflection_pad2d_backward",
+    "aten::reflection_pad3d_backward", "aten::replication_pad1d_backward",
+    "aten::replication_pad2d_backward", "aten::replication_pad3d_backward",
     /* the complex / fft families (csrc/core/lower/elementwise/complex_ops.c, fft.c) */
     "aten::_conj_physical", "aten::conj_physical", "aten::conj_physical_", "aten::complex",
     "aten::polar", "aten::_fft_r2c", "aten::_fft_c2r", "aten::_fft_c2c", "tt::complex_abs",
     "tt::complex_angle", "tt::complex_sgn",
     /* abs / sgn (unary.c) and angle (special_misc.c) delegate complex inputs to the above */
     "aten::abs", "aten::sgn", "aten::angle",
+    /* arithmetic and comparisons (binary.c; tt_l_promote ranks complex above float, real
+     * operands and Scalars convert to (x, 0), division as c10::complex divides) */
+    "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::rsub", "aten::mul", "aten::mul_",
+    "aten::div", "aten::div_", "aten::eq", "aten::eq_", "aten::ne", "aten::ne_",
+    "aten::logical_and", "aten::logical_and_", "aten::logical_or", "aten::logical_or_",
+    "aten::logical_xor", "aten::logical_xor_", "aten::logical_not", "aten::logical_not_",
+    "aten::pow", "aten::pow_", "aten::addcmul", "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_",
+    /* unary math (unary.c delegates complex inputs to complex_math.c; nan_to_num per part) */
+    "aten::nan_to_num", "aten::nan_to_num_",
+    "aten::neg", "aten::neg_", "aten::isnan", "aten::isinf", "aten::exp", "aten::exp_",
+    "aten::exp2", "aten::exp2_", "aten::expm1", "aten::expm1_", "aten::log", "aten::log_",
+    "aten::log2", "aten::log2_", "aten::log10", "aten::log10_", "aten::log1p", "aten::log1p_",
+    "aten::sqrt", "aten::sqrt_", "aten::rsqrt", "aten::rsqrt_", "aten::reciprocal",
+    "aten::reciprocal_", "aten::sigmoid", "aten::sigmoid_", "aten::sin", "aten::sin_",
+    "aten::cos", "aten::cos_", "aten::tan", "aten::tan_", "aten::sinh", "aten::sinh_",
+    "aten::cosh", "aten::cosh_", "aten::tanh", "aten::tanh_", "aten::asin", "aten::asin_",
+    "aten::acos", "aten::acos_", "aten::atan", "aten::atan_", "aten::asinh", "aten::asinh_",
+    "aten::acosh", "aten::acosh_", "aten::atanh", "aten::atanh_",
+    /* activations / backward ops (unary_act.c): silu, and the conjugate derivatives */
+    "aten::silu", "aten::silu_", "aten::tanh_backward", "aten::sigmoid_backward",
+    /* random fillers (create.c: each part drawn; normal_'s std split over the parts) */
+    "aten::normal_", "aten::uniform_",
+    /* reductions (reduce.c: complex accumulation; var/std and norms of |x|, real) */
+    "aten::sum", "aten::mean", "aten::prod", "aten::cumsum", "aten::cumsum_", "aten::cumprod",
+    "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean", "aten::any",
+    "aten::all", "aten::count_nonzero", "aten::linalg_vector_norm", "aten::norm",
 };
 
-/* Arithmetic that is right on complex values only when every tensor is
- * complex: the shared dtype promotion (tt_l_promote) does not rank complex
- * above float yet, so complex + float would compute in float. */
+/* Ops right on complex values only when every tensor is complex. */
 static const char* const k_complex_only_ops[] = {
-    "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul", "aten::mul_", "aten::neg",
-    "aten::neg_", "aten::sum", "aten::mm", "aten::bmm",
+    /* matrix products (linalg/matmul.c: one dot_general in the operands' dtype; PyTorch
+     * requires one dtype; vdot conjugates its first operand) */
+    "aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::vdot", "aten::addmm", "aten::addmm_",
+    "aten::baddbmm", "aten::baddbmm_", "aten::addmv", "aten::addmv_", "aten::addbmm",
+    "aten::addbmm_", "aten::addr", "aten::addr_",
 };
-/* Not listed yet: eq / ne (tt_l_compare gives complex operands compare_type
- * UNSIGNED, a bitwise compare: -0 == +0 and NaN != NaN come out wrong). */
 
 static bool listed(const char* const* list, size_t n, const char* name) {
   size_t base = strcspn(name, ".");
@@ -43,17 +78,14 @@ static bool listed(const char* const* list, size_t n, const char* name) {
   return false;
 }
 
-/* every tensor complex (or a wrapped integer / bool number), no floating
- * Scalar */
+/* every tensor complex (wrapped numbers and Scalars of any kind convert to
+ * the complex compute dtype) */
 static bool all_complex(const tt_call_arg_t* a) {
   switch (a->kind) {
     case TT_ARG_TENSOR:
-      if (a->on_host && a->tier == TT_TIER_WRAPPED) return !tt_dtype_is_float(a->sdtype);
+      if (a->on_host && a->tier == TT_TIER_WRAPPED) return true;
       return tt_dtype_is_complex(a->on_host ? a->sdtype : a->view.dtype);
-    case TT_ARG_SCALAR:
-      return !tt_dtype_is_float(a->sdtype);
     case TT_ARG_TENSORS:
-    case TT_ARG_SCALARS:
       for (int i = 0; i < a->n; i++)
         if (!all_complex(&a->list[i])) return false;
       return true;

@@ -87,26 +87,50 @@ static tt_status_t need_float(tt_lctx_t* c) {
                         c->op->name, tt_dtype_name(c->out_types[0].dtype));
 }
 
-/* uniform_(self, from, to) */
-static tt_status_t lower_uniform(tt_lctx_t* c) {
-  TT_RETURN_IF_ERROR(need_float(c));
+/* Complex outputs draw 2n values of the part dtype: the first n are the real
+ * parts, the rest the imaginary parts (as PyTorch CPU fills a complex tensor
+ * through its real view, in distribution). */
+static int64_t draws(const tt_type_t* ot) {
+  return tt_type_numel(ot) * (tt_dtype_is_complex(ot->dtype) ? 2 : 1);
+}
+static tt_status_t set_draws(tt_lctx_t* c, tt_val_t v) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
-  tt_val_t u = tt_lt_uniform01(f, rng_state(c), ot->dtype, ot->rank, ot->dims);
+  if (tt_dtype_is_complex(ot->dtype)) {
+    int64_t n = tt_type_numel(ot);
+    tt_val_t re = tt_l_reshape(f, tt_lt_slice_dim(f, v, 0, 0, n), ot->rank, ot->dims);
+    tt_val_t im = tt_l_reshape(f, tt_lt_slice_dim(f, v, 0, n, 2 * n), ot->rank, ot->dims);
+    tt_type_t rt = *ot;
+    tt_val_t ops[2] = {re, im};
+    return tt_l_set_out(c, 0, tt_shlo_op(f, "stablehlo.complex", ops, 2, &rt, NULL));
+  }
+  return tt_l_set_out(c, 0, tt_l_reshape(f, v, ot->rank, ot->dims));
+}
+
+/* uniform_(self, from, to); complex: each part uniform in [from, to) */
+static tt_status_t lower_uniform(tt_lctx_t* c) {
+  const tt_type_t* ot = &c->out_types[0];
+  if (!tt_dtype_is_complex(ot->dtype)) TT_RETURN_IF_ERROR(need_float(c));
+  tt_shlo_fn_t* f = c->f;
+  int64_t m = draws(ot);
+  tt_val_t u = tt_lt_uniform01(f, rng_state(c), tt_dtype_real_part(ot->dtype), 1, &m);
   tt_type_t ut = *tt_shlo_type(f, u);
   double from = c->args[1].f, to = c->args[2].f;
   tt_val_t r = tt_l_binary(f, "stablehlo.multiply", u, tt_shlo_const(f, &ut, to - from));
   r = tt_l_binary(f, "stablehlo.add", r, tt_shlo_const(f, &ut, from));
-  return tt_l_set_out(c, 0, r);
+  return set_draws(c, r);
 }
 
-/* normal_(self, mean, std): Box-Muller over two uniform draws */
+/* normal_(self, mean, std): Box-Muller over two uniform draws; complex: each
+ * part mean + std / sqrt(2) * z, so that E|x - mean|^2 = std^2 (as CPU) */
 static tt_status_t lower_normal(tt_lctx_t* c) {
-  TT_RETURN_IF_ERROR(need_float(c));
-  tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
-  tt_dtype_t cdt = ot->dtype == TT_F64 ? TT_F64 : TT_F32;
-  int64_t n = tt_type_numel(ot), d2[2] = {2, n};
+  bool cx = tt_dtype_is_complex(ot->dtype);
+  if (!cx) TT_RETURN_IF_ERROR(need_float(c));
+  tt_shlo_fn_t* f = c->f;
+  tt_dtype_t pd = tt_dtype_real_part(ot->dtype);
+  tt_dtype_t cdt = pd == TT_F64 ? TT_F64 : TT_F32;
+  int64_t n = draws(ot), d2[2] = {2, n};
   tt_val_t u = tt_lt_uniform01(f, rng_state(c), cdt, 2, d2);
   tt_type_t vt = tt_type_make(cdt, 1, &n);
   tt_val_t u1 = tt_l_reshape(f, tt_lt_slice_dim(f, u, 0, 0, 1), 1, &n);
@@ -117,9 +141,10 @@ static tt_status_t lower_normal(tt_lctx_t* c) {
                                         tt_l_unary(f, "stablehlo.log", u1)));
   tt_val_t ang = tt_l_binary(f, "stablehlo.multiply", tt_shlo_const(f, &vt, 2.0 * M_PI), u2);
   tt_val_t z = tt_l_binary(f, "stablehlo.multiply", rad, tt_l_unary(f, "stablehlo.cosine", ang));
-  z = tt_l_binary(f, "stablehlo.multiply", z, tt_shlo_const(f, &vt, c->args[2].f));
+  double sd = cx ? c->args[2].f * M_SQRT1_2 : c->args[2].f;
+  z = tt_l_binary(f, "stablehlo.multiply", z, tt_shlo_const(f, &vt, sd));
   z = tt_l_binary(f, "stablehlo.add", z, tt_shlo_const(f, &vt, c->args[1].f));
-  return tt_l_set_out(c, 0, z);
+  return set_draws(c, tt_l_convert(f, z, pd));
 }
 
 /* exponential_(self, lambd): -log1p(-u) / lambd */

@@ -97,8 +97,9 @@ tt_val_t tt__ew_div_floor(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
 /* Integer powers with a negative exponent follow ATen's powi: 1 for base 1,
  * +-1 for base -1, else 0. */
 static tt_val_t b_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
-  tt_val_t r = tt_l_binary(f, "stablehlo.power", a, b);
   const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_pow(f, a, b, false);
+  tt_val_t r = tt_l_binary(f, "stablehlo.power", a, b);
   if (!t || !tt_dtype_is_signed_int(t->dtype)) return r;
   tt_val_t one = tt__ew_k(f, a, 1.0);
   tt_val_t odd = tt__ew_cmpk(f, "NE", tt_l_binary(f, "stablehlo.and", b, one), 0);
@@ -114,8 +115,9 @@ static tt_val_t b_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
 static tt_val_t b_pow_s(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
   if (is_bool_val(f, a)) /* bool ** True = self, ** False = True (ATen special-cases 1 and 0) */
     return tt_l_binary(f, "stablehlo.or", a, tt_l_unary(f, "stablehlo.not", b));
-  tt_val_t r = b_pow(f, a, b);
   const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_pow(f, a, b, true);
+  tt_val_t r = b_pow(f, a, b);
   if (t && tt_dtype_is_signed_int(t->dtype)) {
     /* CPU refuses a negative Scalar exponent for integer tensors; the
      * exponent is a runtime parameter here, so the check runs on the device */
@@ -209,17 +211,18 @@ static tt_val_t b_logaddexp2(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return l
 #define ANY TT_EW_ANY
 #define NUM TT_EW_NUM
 #define INTB (TT_EW_INT | TT_EW_BOOL)
+#define CX TT_EW_COMPLEX
 static const binfo_t k_bops[] = {
-    [B_ADD] = {NULL, b_add, BP_SAME, ANY, true, false},
-    [B_SUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM, true, false},
-    [B_RSUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM, true, true},
-    [B_MUL] = {NULL, b_mul, BP_SAME, ANY, false, false, false, true},
-    [B_DIV] = {"stablehlo.divide", NULL, BP_FLOAT, ANY, false, false, true, true},
+    [B_ADD] = {NULL, b_add, BP_SAME, ANY | CX, true, false},
+    [B_SUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM | CX, true, false},
+    [B_RSUB] = {"stablehlo.subtract", NULL, BP_SAME, NUM | CX, true, true},
+    [B_MUL] = {NULL, b_mul, BP_SAME, ANY | CX, false, false, false, true},
+    [B_DIV] = {NULL, tt__ew_div, BP_FLOAT, ANY | CX, false, false, true, true},
     [B_REMAINDER] = {NULL, b_remainder, BP_SAME, NUM, false, false},
     [B_FMOD] = {"stablehlo.remainder", NULL, BP_SAME, NUM, false, false},
     [B_FLOOR_DIVIDE] = {NULL, tt__ew_div_floor, BP_SAME, NUM, false, false, true, true},
-    [B_POW] = {NULL, b_pow, BP_SAME, NUM, false, false},
-    [B_POW_S] = {NULL, b_pow_s, BP_SAME, ANY, false, false},
+    [B_POW] = {NULL, b_pow, BP_SAME, NUM | CX, false, false},
+    [B_POW_S] = {NULL, b_pow_s, BP_SAME, ANY | CX, false, false},
     [B_MAXIMUM] = {NULL, b_maximum, BP_SAME, ANY, false, false},
     [B_MINIMUM] = {NULL, b_minimum, BP_SAME, ANY, false, false},
     [B_FMAX] = {NULL, b_fmax, BP_SAME, ANY, false, false},
@@ -233,11 +236,11 @@ static const binfo_t k_bops[] = {
     [B_XOR] = {"stablehlo.xor", NULL, BP_SAME, INTB, false, false},
     [B_LSHIFT] = {NULL, b_lshift, BP_SAME, TT_EW_INT, false, false},
     [B_RSHIFT] = {NULL, b_rshift, BP_SAME, TT_EW_INT, false, false},
-    [B_LAND] = {"stablehlo.and", NULL, BP_BOOL, ANY, false, false},
-    [B_LOR] = {"stablehlo.or", NULL, BP_BOOL, ANY, false, false},
-    [B_LXOR] = {"stablehlo.xor", NULL, BP_BOOL, ANY, false, false},
-    [B_EQ] = {"EQ", NULL, BP_CMP, ANY, false, false},
-    [B_NE] = {"NE", NULL, BP_CMP, ANY, false, false},
+    [B_LAND] = {"stablehlo.and", NULL, BP_BOOL, ANY | CX, false, false},
+    [B_LOR] = {"stablehlo.or", NULL, BP_BOOL, ANY | CX, false, false},
+    [B_LXOR] = {"stablehlo.xor", NULL, BP_BOOL, ANY | CX, false, false},
+    [B_EQ] = {"EQ", NULL, BP_CMP, ANY | CX, false, false},
+    [B_NE] = {"NE", NULL, BP_CMP, ANY | CX, false, false},
     [B_LT] = {"LT", NULL, BP_CMP, ANY, false, false},
     [B_LE] = {"LE", NULL, BP_CMP, ANY, false, false},
     [B_GT] = {"GT", NULL, BP_CMP, ANY, false, false},

@@ -114,10 +114,10 @@ tt_status_t tt__ew_lower_addc(tt_lctx_t* c) {
   int idx[3] = {0, 1, 2};
   tt_dtype_t dt = tt_l_promote(c, idx, 3);
   bool div = c->op->param == 1;
-  if (div && !tt_dtype_is_float(dt))
+  if (div && !tt_dtype_is_float(dt) && !tt_dtype_is_complex(dt))
     return tt_status_make(TT_INVALID_ARGUMENT,
                           "%s: integer division with addcdiv is no longer supported", c->op->name);
-  TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM));
+  TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_NUM | TT_EW_COMPLEX));
   tt_shlo_fn_t* f = c->f;
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
   tt_val_t v = tt__ew_arg_or(c, 3, sh.dtype, &sh, 1.0);

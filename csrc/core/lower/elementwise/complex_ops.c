@@ -19,6 +19,14 @@ static tt_val_t make_complex(tt_shlo_fn_t* f, tt_val_t re, tt_val_t im, tt_dtype
   return tt_shlo_op(f, "stablehlo.complex", ops, 2, &rt, NULL);
 }
 
+static tt_val_t cx_part(tt_shlo_fn_t* f, tt_val_t z, bool imag) {
+  const tt_type_t* t = tt_shlo_type(f, z);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t pt = *t;
+  pt.dtype = tt_dtype_real_part(t->dtype);
+  return tt_shlo_op(f, imag ? "stablehlo.imag" : "stablehlo.real", &z, 1, &pt, NULL);
+}
+
 static tt_status_t need_complex_out(tt_lctx_t* c) {
   if (!tt_dtype_is_complex(c->out_types[0].dtype))
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: the result must be complex, not %s", c->op->name,
@@ -61,7 +69,8 @@ static tt_status_t lower_conj_physical(tt_lctx_t* c) {
 /* abs / angle / sgn of a complex tensor (arg 0), for the families that own
  * those ATen names (unary.c, special_misc.c): they delegate complex inputs
  * here; the ops are listed in core/runtime/complex_gate.c. abs = hypot(re,
- * im) and angle = atan2(im, re) as std::abs / std::arg; sgn = z / |z|, 0 at 0. */
+ * im) and angle = atan2(im, re) as std::abs / std::arg; sgn = z / |z| (a
+ * complex over a real), 0 at 0. */
 tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t z = c->args[0].val;
@@ -70,7 +79,7 @@ tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: expects a complex input", c->op->name);
   tt_type_t pt = *t;
   pt.dtype = tt_dtype_real_part(t->dtype);
-  tt_val_t mag = tt_shlo_op(f, "stablehlo.abs", &z, 1, &pt, NULL);
+  tt_val_t mag = tt__cx_abs(f, z);
   switch (which) {
     case TT_CX_ABS:
       return tt_l_set_out(c, 0, mag);
@@ -82,11 +91,49 @@ tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
     default: {
       tt_val_t zero = tt_l_full(f, pt.dtype, pt.rank, pt.dims, 0.0);
       tt_val_t is0 = tt_l_compare(f, "EQ", mag, zero);
-      tt_val_t q = tt_l_binary(f, "stablehlo.divide", z, make_complex(f, mag, zero, t->dtype));
+      /* each part divided by the real |z|, as ATen's z / std::abs(z) */
+      tt_val_t q = make_complex(f, tt_l_binary(f, "stablehlo.divide", cx_part(f, z, false), mag),
+                                tt_l_binary(f, "stablehlo.divide", cx_part(f, z, true), mag), t->dtype);
       tt_val_t z0 = tt_l_full(f, t->dtype, t->rank, t->dims, 0.0);
       return tt_l_set_out(c, 0, tt_l_select(f, is0, z0, q));
     }
   }
+}
+
+/* ---- complex math (the unary family delegates complex inputs here) ------- */
+
+tt_val_t tt__cx_re(tt_shlo_fn_t* f, tt_val_t z) { return cx_part(f, z, false); }
+tt_val_t tt__cx_im(tt_shlo_fn_t* f, tt_val_t z) { return cx_part(f, z, true); }
+tt_val_t tt__cx_make(tt_shlo_fn_t* f, tt_val_t re, tt_val_t im) {
+  const tt_type_t* t = tt_shlo_type(f, re);
+  if (!t) return TT_SHLO_INVALID;
+  return make_complex(f, re, im, tt_dtype_complex_of(t->dtype));
+}
+
+/* a / b as c10::complex divides (Smith's method: scaled by the larger part
+ * of b, so that |b|^2 never overflows or underflows); 0 / 0 parts give
+ * a.re / 0 and a.im / 0. */
+tt_val_t tt__cx_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  tt_val_t ar = tt__cx_re(f, a), ai = tt__cx_im(f, a), br = tt__cx_re(f, b), bi = tt__cx_im(f, b);
+  tt_val_t abr = tt_l_unary(f, "stablehlo.abs", br), abi = tt_l_unary(f, "stablehlo.abs", bi);
+  tt_val_t one = tt__ew_k(f, br, 1.0);
+  /* |br| >= |bi|: rat = bi / br, scl = 1 / (br + bi * rat) */
+  tt_val_t rat1 = tt__ew_div(f, bi, br);
+  tt_val_t scl1 = tt__ew_div(f, one, tt__ew_add(f, br, tt__ew_mul(f, bi, rat1)));
+  tt_val_t re1 = tt__ew_mul(f, tt__ew_add(f, ar, tt__ew_mul(f, ai, rat1)), scl1);
+  tt_val_t im1 = tt__ew_mul(f, tt__ew_sub(f, ai, tt__ew_mul(f, ar, rat1)), scl1);
+  /* else: rat = br / bi, scl = 1 / (bi + br * rat) */
+  tt_val_t rat2 = tt__ew_div(f, br, bi);
+  tt_val_t scl2 = tt__ew_div(f, one, tt__ew_add(f, bi, tt__ew_mul(f, br, rat2)));
+  tt_val_t re2 = tt__ew_mul(f, tt__ew_add(f, tt__ew_mul(f, ar, rat2), ai), scl2);
+  tt_val_t im2 = tt__ew_mul(f, tt__ew_sub(f, tt__ew_mul(f, ai, rat2), ar), scl2);
+  /* b == 0 */
+  tt_val_t zero = tt_l_binary(f, "stablehlo.and", tt__ew_cmpk(f, "EQ", abr, 0), tt__ew_cmpk(f, "EQ", abi, 0));
+  tt_val_t re0 = tt__ew_div(f, ar, abr), im0 = tt__ew_div(f, ai, abi);
+  tt_val_t first = tt_l_compare(f, "GE", abr, abi);
+  tt_val_t re = tt_l_select(f, zero, re0, tt_l_select(f, first, re1, re2));
+  tt_val_t im = tt_l_select(f, zero, im0, tt_l_select(f, first, im1, im2));
+  return tt__cx_make(f, re, im);
 }
 
 static tt_status_t lower_complex_unary(tt_lctx_t* c) { return tt__cx_unary(c, (int)c->op->param); }

@@ -12,6 +12,7 @@
 #define TT_EW_BOOL 0x1u
 #define TT_EW_INT 0x2u
 #define TT_EW_FLOAT 0x4u
+#define TT_EW_COMPLEX 0x8u /* complex64 / complex128 (an op lists it only if it handles them) */
 #define TT_EW_ANY (TT_EW_BOOL | TT_EW_INT | TT_EW_FLOAT)
 #define TT_EW_NUM (TT_EW_INT | TT_EW_FLOAT)
 
@@ -23,9 +24,10 @@ bool tt__ew_has(const tt_lctx_t* c, int i);
 tt_val_t tt__ew_arg_or(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, double dflt);
 /* A STR argument, or NULL if absent. */
 const char* tt__ew_str(const tt_lctx_t* c, int i);
-/* TT_INVALID_ARGUMENT unless dt's category is in `accept`. */
+/* TT_INVALID_ARGUMENT unless dt's category is in `accept` (complex: TT_EW_COMPLEX). */
 tt_status_t tt__ew_check(const tt_lctx_t* c, tt_dtype_t dt, unsigned accept);
-/* The dtype a floating function computes in: opmath(dt) if dt is floating,
+/* The dtype a floating function computes in: opmath(dt) if dt is floating
+ * (or complex),
  * else the output dtype's opmath if that is floating, else f32 (PyTorch turns
  * integer inputs of float functions into the default float dtype). */
 tt_dtype_t tt__ew_float_compute(const tt_lctx_t* c, tt_dtype_t dt);
@@ -41,7 +43,7 @@ tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
  * (and XLA in general a division by a constant) into a multiplication by the
  * reciprocal, which is not IEEE division (1 ulp off; wrong at exact integer
  * quotients for trunc / floor). tt__ew_opaque hides v behind a
- * stablehlo.optimization_barrier (floats only; others are returned as is);
+ * stablehlo.optimization_barrier (floats and complex; others are returned as is);
  * tt__ew_divk divides by such an opaque constant k. */
 tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v);
 /* Argument i as tt_l_arg_as gives it, made opaque if it had to be broadcast. */
@@ -97,6 +99,22 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c);
  * own those names; which: TT_CX_ABS, TT_CX_ANGLE, TT_CX_SGN. */
 enum { TT_CX_ABS, TT_CX_ANGLE, TT_CX_SGN };
 tt_status_t tt__cx_unary(tt_lctx_t* c, int which);
+/* Complex helpers (complex_ops.c): the parts of z; re + i*im (of the
+ * complex dtype of re's dtype); a / b as c10::complex divides. */
+tt_val_t tt__cx_re(tt_shlo_fn_t* f, tt_val_t z);
+tt_val_t tt__cx_im(tt_shlo_fn_t* f, tt_val_t z);
+tt_val_t tt__cx_make(tt_shlo_fn_t* f, tt_val_t re, tt_val_t im);
+tt_val_t tt__cx_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
+/* a ** b on complex values (complex_math.c): exp(b log a), as std::pow; with
+ * `scalar` (pow.Tensor_Scalar) ATen's shortcuts for the exponents 0, 1, 2, 3,
+ * -2, 0.5, -0.5 and -1 (products, sqrt, reciprocal). */
+tt_val_t tt__cx_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool scalar);
+/* |z| as std::abs (hypot: inf if a part is inf, else NaN if one is NaN; complex_math.c) */
+tt_val_t tt__cx_abs(tt_shlo_fn_t* f, tt_val_t z);
+/* A unary math op (tt__ew_uop_t) on complex arg 0 (complex_ops.c); shlo is
+ * the op's StableHLO op for real inputs, or NULL. Fails for the ops that
+ * PyTorch does not define on complex values. */
+tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo);
 tt_status_t tt__ew_lower_act(tt_lctx_t* c);
 
 /* ---- binary-family lowerings living outside binary.c (binary_misc.c) ------- */

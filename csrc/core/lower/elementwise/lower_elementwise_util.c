@@ -22,14 +22,17 @@ const char* tt__ew_str(const tt_lctx_t* c, int i) {
 }
 
 tt_status_t tt__ew_check(const tt_lctx_t* c, tt_dtype_t dt, unsigned accept) {
-  unsigned cat = dt == TT_BOOL ? TT_EW_BOOL : tt_dtype_is_float(dt) ? TT_EW_FLOAT : TT_EW_INT;
+  unsigned cat = dt == TT_BOOL                ? TT_EW_BOOL
+                 : tt_dtype_is_float(dt)     ? TT_EW_FLOAT
+                 : tt_dtype_is_complex(dt)   ? TT_EW_COMPLEX
+                                             : TT_EW_INT;
   if (cat & accept) return NULL;
   return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for dtype %s", c->op->name,
                         tt_dtype_name(dt));
 }
 
 tt_dtype_t tt__ew_float_compute(const tt_lctx_t* c, tt_dtype_t dt) {
-  if (tt_dtype_is_float(dt)) return tt_l_opmath(dt);
+  if (tt_dtype_is_float(dt) || tt_dtype_is_complex(dt)) return tt_l_opmath(dt);
   if (c->nout > 0 && tt_dtype_is_float(c->out_types[0].dtype))
     return tt_l_opmath(c->out_types[0].dtype);
   return TT_F32;
@@ -45,10 +48,14 @@ tt_val_t tt__ew_k(tt_shlo_fn_t* f, tt_val_t like, double v) {
 tt_val_t tt__ew_add(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.add", a, b); }
 tt_val_t tt__ew_sub(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.subtract", a, b); }
 tt_val_t tt__ew_mul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.multiply", a, b); }
-tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return tt_l_binary(f, "stablehlo.divide", a, b); }
+tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_div(f, a, b);
+  return tt_l_binary(f, "stablehlo.divide", a, b);
+}
 tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v) {
   const tt_type_t* t = tt_shlo_type(f, v);
-  if (!t || !tt_dtype_is_float(t->dtype)) return v;
+  if (!t || !(tt_dtype_is_float(t->dtype) || tt_dtype_is_complex(t->dtype))) return v;
   tt_type_t rt = *t;
   return tt_shlo_op(f, "stablehlo.optimization_barrier", &v, 1, &rt, NULL);
 }

@@ -149,7 +149,9 @@ static tt_val_t b_signbit(ustate_t* s, tt_val_t x) { return tt__ew_signbit(F_, x
 /* nan_to_num(self, float? nan, float? posinf, float? neginf): defaults 0 and
  * the dtype's largest / lowest finite value. */
 static tt_val_t b_nan_to_num(ustate_t* s, tt_val_t x) {
-  tt_dtype_t dt = tt_l_arg_dtype(s->c, 0);
+  const tt_type_t* xt = tt_shlo_type(F_, x);
+  if (!xt) return TT_SHLO_INVALID;
+  tt_dtype_t dt = xt->dtype;
   if (!tt_dtype_is_float(dt)) return x;
   double big = dt == TT_F64 ? 1.7976931348623157e308
                : dt == TT_F32 ? 3.4028234663852886e38
@@ -232,6 +234,13 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c) {
   if (tt_dtype_is_complex(in) && p == TT_U_ABS) return tt__cx_unary(c, TT_CX_ABS);
   if (tt_dtype_is_complex(in) && p == TT_U_SIGN && !strncmp(c->op->name, "aten::sgn", 9))
     return tt__cx_unary(c, TT_CX_SGN);
+  if (tt_dtype_is_complex(in) && p == TT_U_NAN_TO_NUM) { /* each part as a real tensor */
+    ustate_t s = {c, c->f};
+    tt_val_t z = c->args[0].val;
+    return tt_l_set_out(c, 0, tt__cx_make(c->f, b_nan_to_num(&s, tt__cx_re(c->f, z)),
+                                          b_nan_to_num(&s, tt__cx_im(c->f, z))));
+  }
+  if (tt_dtype_is_complex(in)) return tt__cx_math(c, (int)p, u->shlo);
   TT_RETURN_IF_ERROR(tt__ew_check(c, in, u->accept));
   tt_val_t x = c->args[0].val;
   bool is_int = in == TT_BOOL || !tt_dtype_is_float(in);

@@ -151,12 +151,20 @@ static tt_val_t b_silu(astate_t* s, tt_val_t g, tt_val_t x) {
   return tt__ew_mul(F_, tt__ew_mul(F_, g, sg), t);
 }
 
+/* conj(v) for complex v, else v: the complex backward ops multiply the
+ * gradient by the conjugate derivative (PyTorch's convention) */
+static tt_val_t conj_(astate_t* s, tt_val_t v) {
+  const tt_type_t* t = tt_shlo_type(F_, v);
+  if (!t || !tt_dtype_is_complex(t->dtype)) return v;
+  return tt__cx_make(F_, tt__cx_re(F_, v), un(s, "stablehlo.negate", tt__cx_im(F_, v)));
+}
+
 static tt_val_t b_sigmoid(astate_t* s, tt_val_t g, tt_val_t y) {
-  return tt__ew_mul(F_, tt__ew_mul(F_, g, tt__ew_sub(F_, k(s, y, 1.0), y)), y);
+  return tt__ew_mul(F_, g, conj_(s, tt__ew_mul(F_, tt__ew_sub(F_, k(s, y, 1.0), y), y)));
 }
 
 static tt_val_t b_tanh(astate_t* s, tt_val_t g, tt_val_t y) {
-  return tt__ew_mul(F_, g, tt__ew_sub(F_, k(s, y, 1.0), tt__ew_mul(F_, y, y)));
+  return tt__ew_mul(F_, g, conj_(s, tt__ew_sub(F_, k(s, y, 1.0), tt__ew_mul(F_, y, y))));
 }
 
 /* elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result) */
@@ -227,7 +235,7 @@ typedef struct ainfo {
 static const ainfo_t k_acts[] = {
     I(TT_U_RELU) = {f_relu, NULL, 0, NUM},
     I(TT_U_GELU) = {f_gelu, NULL, 0, FLT},
-    I(TT_U_SILU) = {f_silu, NULL, 0, FLT},
+    I(TT_U_SILU) = {f_silu, NULL, 0, FLT | TT_EW_COMPLEX},
     I(TT_U_MISH) = {f_mish, NULL, 0, FLT},
     I(TT_U_SOFTPLUS) = {f_softplus, NULL, 0, FLT},
     I(TT_U_ELU) = {f_elu, NULL, 0, FLT},
@@ -242,8 +250,8 @@ static const ainfo_t k_acts[] = {
     I(TT_U_THRESHOLD_BWD) = {NULL, b_threshold, 1, NUM},
     I(TT_U_GELU_BWD) = {NULL, b_gelu, 1, FLT},
     I(TT_U_SILU_BWD) = {NULL, b_silu, 1, FLT},
-    I(TT_U_SIGMOID_BWD) = {NULL, b_sigmoid, 1, FLT},
-    I(TT_U_TANH_BWD) = {NULL, b_tanh, 1, FLT},
+    I(TT_U_SIGMOID_BWD) = {NULL, b_sigmoid, 1, FLT | TT_EW_COMPLEX},
+    I(TT_U_TANH_BWD) = {NULL, b_tanh, 1, FLT | TT_EW_COMPLEX},
     I(TT_U_ELU_BWD) = {NULL, b_elu, 5, FLT},
     I(TT_U_LEAKY_RELU_BWD) = {NULL, b_leaky_relu, 1, FLT},
     I(TT_U_HARDTANH_BWD) = {NULL, b_hardtanh, 1, NUM},

@@ -10,6 +10,7 @@
 
 enum mm_kind { MM, BMM, MV, DOT, ADDMM, BADDBMM, ADDMV, ADDBMM, ADDR, ADDMM_ACT };
 #define MM_DTYPE 0x100 /* the schema has a ScalarType out_dtype after the tensors */
+#define MM_CONJ 0x200  /* vdot: the first operand is conjugated (complex) */
 #define MM_KIND(p) ((int)((p) & 0xff))
 
 typedef struct dims_spec {
@@ -100,6 +101,14 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for 'Bool'", c->op->name);
   tt_dtype_t cdt = tt_l_opmath(in_dt); /* out_dtype variants only allow f32 for half inputs */
   tt_val_t a = tt_l_convert(f, c->args[ia].val, cdt);
+  if ((c->op->param & MM_CONJ) && tt_dtype_is_complex(cdt)) {
+    tt_type_t pt = *tt_shlo_type(f, a), ct = pt;
+    pt.dtype = tt_dtype_real_part(cdt);
+    tt_val_t parts[2] = {tt_shlo_op(f, "stablehlo.real", &a, 1, &pt, NULL),
+                         tt_shlo_op(f, "stablehlo.imag", &a, 1, &pt, NULL)};
+    parts[1] = tt_l_unary(f, "stablehlo.negate", parts[1]);
+    a = tt_shlo_op(f, "stablehlo.complex", parts, 2, &ct, NULL);
+  }
   tt_val_t b = tt_l_convert(f, c->args[ib].val, cdt);
   tt_val_t r = product(c, kind, a, b, cdt, ialpha);
   if (add) {
@@ -140,7 +149,7 @@ const tt_lower_entry_t tt_lower_matmul[] = {
     ROWS("mm", MM),           ROWS_DT("mm", MM),
     ROWS("bmm", BMM),         ROWS_DT("bmm", BMM),
     ROWS("mv", MV),           ROWS("dot", DOT),
-    ROWS("vdot", DOT),        /* real dtypes only: vdot == dot */
+    {"aten::vdot", lower_matmul, DOT | MM_CONJ, 0}, {"aten::vdot.out", lower_matmul, DOT | MM_CONJ, 0},
     ROWS("addmm", ADDMM),     ROWS_DT("addmm", ADDMM),
     {"aten::addmm_", lower_matmul, ADDMM, 0},
     ROWS("baddbmm", BADDBMM), ROWS_DT("baddbmm", BADDBMM),

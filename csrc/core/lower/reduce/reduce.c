@@ -134,9 +134,11 @@ static tt_status_t lower_var(tt_lctx_t* c) {
   if (!st) return tt_status_make(TT_INTERNAL, "%s: no input", c->op->name);
   tt_type_t in = *st;
   tt_dtype_t acc = tt_l_opmath(c->out_types[0].dtype);
-  tt_val_t x = tt_l_convert(f, c->args[0].val, acc);
+  /* complex input: the mean is complex, the variance real (mean of |x - mean|^2) */
+  bool cx = tt_dtype_is_complex(in.dtype);
+  tt_val_t x = tt_l_convert(f, c->args[0].val, cx ? tt_dtype_complex_of(acc) : acc);
   tt_type_t xt = in;
-  xt.dtype = acc;
+  xt.dtype = cx ? tt_dtype_complex_of(acc) : acc;
   double n = (double)red_count(&in, mask);
   tt_val_t sum = tt_lt_sum(f, x, mask);
   const tt_type_t* rtp = tt_shlo_type(f, sum);
@@ -144,7 +146,18 @@ static tt_status_t lower_var(tt_lctx_t* c) {
   tt_type_t rt = *rtp;
   tt_val_t mean = tt_l_binary(f, "stablehlo.divide", sum, tt_shlo_const(f, &rt, n));
   tt_val_t d = tt_l_binary(f, "stablehlo.subtract", x, tt_lt_expand(f, mean, &xt, mask));
-  tt_val_t ss = tt_lt_sum(f, tt_l_binary(f, "stablehlo.multiply", d, d), mask);
+  tt_val_t sq;
+  if (cx) {
+    tt_type_t pt = xt;
+    pt.dtype = acc;
+    tt_val_t re = tt_shlo_op(f, "stablehlo.real", &d, 1, &pt, NULL);
+    tt_val_t im = tt_shlo_op(f, "stablehlo.imag", &d, 1, &pt, NULL);
+    sq = tt_l_binary(f, "stablehlo.add", tt_l_binary(f, "stablehlo.multiply", re, re),
+                     tt_l_binary(f, "stablehlo.multiply", im, im));
+  } else {
+    sq = tt_l_binary(f, "stablehlo.multiply", d, d);
+  }
+  tt_val_t ss = tt_lt_sum(f, sq, mask);
   /* divisor = max(N - correction, 0); correction defaults to 1 */
   tt_val_t corr = tt_lt_has(c, 2) ? tt_lt_scalar(c, 2, acc) : tt_lt_const0(f, acc, 1.0);
   tt_val_t div = tt_l_binary(f, "stablehlo.subtract", tt_lt_const0(f, acc, n), corr);
@@ -193,7 +206,9 @@ static tt_status_t lower_norm(tt_lctx_t* c) {
                           c->op->name, tt_dtype_name(acc));
   tt_type_t xt = *st;
   xt.dtype = acc;
-  tt_val_t x = tt_l_unary(f, "stablehlo.abs", tt_l_convert(f, c->args[0].val, acc));
+  /* |x|; complex: the modulus (hypot of the parts) */
+  bool cx = tt_dtype_is_complex(st->dtype);
+  tt_val_t x = tt_l_cabs(f, tt_l_convert(f, c->args[0].val, cx ? tt_dtype_complex_of(acc) : acc));
   tt_val_t p0 = tt_lt_has(c, 1) ? tt_lt_scalar(c, 1, acc) : tt_lt_const0(f, acc, 2.0);
   tt_val_t p = tt_lt_splat(f, p0, xt.rank, xt.dims);
 #define XC(v) tt_shlo_const(f, &xt, v)
