@@ -250,12 +250,29 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   return out;
 }
 
+// 0-dim CPU tensors: CUDA takes one as a host scalar where its kernel allows
+// it (TensorIterator ops with allow_cpu_scalars: binary elementwise ops, at
+// most one; index_put_'s values; masked_fill's value), and so do the meta
+// kernels, which see them on the host. masked_fill's Python reference allows
+// one only beside a tensor of an accelerator (a.device.type), which a meta
+// tensor is not: there the value is given to the meta kernel as a meta tensor.
+bool host_value_as_meta(const c10::FunctionSchema& schema, size_t i, const c10::IValue& v) {
+  if (!v.isTensor() || !v.toTensor().defined() || !v.toTensor().is_cpu() || v.toTensor().dim() != 0)
+    return false;
+  const std::string& n = schema.name();
+  return (n == "aten::masked_fill" || n == "aten::masked_fill_") && schema.arguments()[i].name() == "value";
+}
+
 MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
   const auto& schema = op.schema();
   torch::jit::Stack meta;
   meta.reserve(args.size());
-  for (size_t i = 0; i < args.size(); i++)
-    meta.push_back(is_host_scalars(schema.arguments()[i], args[i]) ? args[i] : to_meta(args[i]));
+  for (size_t i = 0; i < args.size(); i++) {
+    if (is_host_scalars(schema.arguments()[i], args[i])) meta.push_back(args[i]);
+    else if (host_value_as_meta(schema, i, args[i]))
+      meta.push_back(at::empty({}, args[i].toTensor().options().device(at::kMeta)));
+    else meta.push_back(to_meta(args[i]));
+  }
   std::vector<c10::IValue> meta_args(meta.begin(), meta.end());
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   MetaResult r;
@@ -608,7 +625,10 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     unsupported(info);
   }
   const auto& schema = op.schema();
-  if (info.mask_indices) expand_mask_indices(schema, stack);
+  if (info.mask_indices) {
+    expand_mask_indices(schema, stack);  // a CPU mask's positions are found on the host
+    move_host_indices(schema, stack);
+  }
   if (info.lu_of_transpose) {
     c10::IValue& a = (*stack)[stack->size() - schema.arguments().size()];
     if (a.isTensor() && a.toTensor().dim() >= 2 && !a.toTensor().is_contiguous()) a = a.toTensor().mT();
