@@ -53,6 +53,9 @@ void next_rng(const std::optional<at::Generator>& gen, c10::DeviceIndex d, uint6
 // Replaces boolean / uint8 masks in the `indices` argument of the op on top of
 // the stack by int64 indices (host_composites.cpp). Returns false if none.
 bool expand_mask_indices(const c10::FunctionSchema& schema, std::vector<c10::IValue>* stack);
+// Copies CPU tensors among those `indices` to the indexed tensor's device, as
+// CUDA accepts them (host_composites.cpp).
+void move_host_indices(const c10::FunctionSchema& schema, std::vector<c10::IValue>* stack);
 
 void set_cpu_fallback(bool on);
 bool cpu_fallback_enabled();

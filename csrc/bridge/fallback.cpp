@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -122,13 +123,35 @@ bool is_host_scalars(const c10::Argument& a, const c10::IValue& v) {
 // ---- meta results, cached per signature ---------------------------------------------
 // Meta kernels give PyTorch's exact output shapes, strides and dtypes (and its
 // error messages), but some are Python reference implementations costing
-// hundreds of microseconds. The result depends only on the signature, so it is
-// cached: tensor metadata, non-tensor argument values, and Scalar types (their
-// values only for the few ops whose output shape depends on them).
+// hundreds of microseconds. So the result is cached under a key that holds
+// everything a meta kernel reads:
+//  - the op, and per argument: tensor metadata (device kind, dtype, sizes,
+//    strides), non-tensor argument values, Scalar values (not just their type:
+//    meta kernels check them, e.g. renorm's maxnorm >= 0, vector_norm's ord on
+//    an empty input, histc's min < max, and a key by type alone would skip
+//    those errors after a first valid call), and the values of 0-dim host
+//    tensors (to_meta passes them to the meta kernel as they are).
+//  - global state that changes output metadata: the default dtype
+//    (torch.set_default_dtype), read by type promotion of integer inputs and
+//    Python scalars (int / int, sqrt(int), uint8 + 5.5) and by factory ops
+//    without a dtype (arange(0.0, 3.0), linspace, full); the default complex
+//    dtype follows from it (float64 -> complex128), so it needs no entry.
+// Global state left out, and why:
+//  - grad mode / inference mode: the fallback runs below autograd; no meta
+//    kernel reads them (the only Python reader, prims' backwards_not_supported,
+//    wraps autograd and changes no metadata).
+//  - autocast: its kernels run above the backend (AutocastPrivateUse1), so the
+//    fallback sees the already-cast inputs; meta tensors have no autocast key.
+//  - deterministic algorithms: no meta kernel's metadata depends on them. A few
+//    Python meta kernels take a meta tensor for a CUDA one and raise CUDA's
+//    "does not have a deterministic implementation" alert (median with indices,
+//    histc); CPU does not, nor do our lowerings: see run_meta_quiet.
+//  - the default device: explicit in every call that reaches a backend, and
+//    to_meta replaces devices by meta.
+// The cache is bounded (Scalar values vary, e.g. a learning rate per step):
+// when full it is dropped whole; entries are shared so a caller keeps its own.
 
-const std::unordered_set<std::string> kScalarValueOps = {
-    "aten::arange", "aten::range", "aten::linspace", "aten::logspace",
-};
+const size_t kMetaCacheMax = 1 << 14;
 
 void key_tensor(std::string& k, const at::Tensor& t) {
   if (!t.defined()) {
@@ -140,9 +163,31 @@ void key_tensor(std::string& k, const at::Tensor& t) {
   k += (char)t.dim();
   k.append(reinterpret_cast<const char*>(t.sizes().data()), t.dim() * sizeof(int64_t));
   k.append(reinterpret_cast<const char*>(t.strides().data()), t.dim() * sizeof(int64_t));
+  if (!is_tpu(t) && t.is_cpu() && t.dim() == 0) {  // a host value: meta kernels may read it
+    auto c = t.resolve_conj().resolve_neg();
+    k.append(static_cast<const char*>(c.const_data_ptr()), c.element_size());
+  }
 }
 
-void key_ivalue(std::string& k, const c10::IValue& v, bool scalar_values) {
+void key_scalar(std::string& k, const c10::Scalar& s) {
+  if (s.isBoolean()) {
+    k += s.toBool() ? 'S' : 's';
+  } else if (s.isIntegral(false)) {
+    k += 'I';
+    int64_t i = s.toLong();
+    k.append(reinterpret_cast<const char*>(&i), sizeof i);
+  } else if (s.isComplex()) {
+    k += 'C';
+    c10::complex<double> z = s.toComplexDouble();
+    k.append(reinterpret_cast<const char*>(&z), sizeof z);
+  } else {
+    k += 'D';
+    double d = s.toDouble();
+    k.append(reinterpret_cast<const char*>(&d), sizeof d);
+  }
+}
+
+void key_ivalue(std::string& k, const c10::IValue& v) {
   if (v.isTensor()) return key_tensor(k, v.toTensor());
   if (v.isNone()) {
     k += 'n';
@@ -152,12 +197,16 @@ void key_ivalue(std::string& k, const c10::IValue& v, bool scalar_values) {
     k += ']';
   } else if (v.isList()) {
     k += 'l';
-    for (const c10::IValue& e : v.toList()) key_ivalue(k, e, scalar_values);
+    for (const c10::IValue& e : v.toList()) key_ivalue(k, e);
     k += ']';
-  } else if (v.isDouble() && !scalar_values) {
-    k += 'd';  // a Scalar or float argument; floats are keyed by value below
+  } else if (v.isDouble()) {
+    k += 'd';
     double d = v.toDouble();
     k.append(reinterpret_cast<const char*>(&d), sizeof d);
+  } else if (v.isComplexDouble()) {
+    k += 'c';
+    c10::complex<double> z = v.toComplexDouble();
+    k.append(reinterpret_cast<const char*>(&z), sizeof z);
   } else if (v.isInt()) {
     k += 'i';
     int64_t i = v.toInt();
@@ -178,16 +227,13 @@ void key_ivalue(std::string& k, const c10::IValue& v, bool scalar_values) {
   }
 }
 
-void meta_key(std::string& k, const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
-              bool scalar_values) {
+void meta_key(std::string& k, const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  k += (char)c10::get_default_dtype_as_scalartype();
   for (size_t i = 0; i < args.size(); i++) {
     c10::TypeKind kind = base_kind(schema.arguments()[i].type());
     const c10::IValue& v = args[i];
-    if (kind == c10::TypeKind::NumberType && !scalar_values && !v.isNone()) {
-      k += v.isBool() ? 'S' : v.isInt() ? 'I' : 'D';  // Scalar: its type decides the result
-      continue;
-    }
-    key_ivalue(k, v, false);
+    if (kind == c10::TypeKind::NumberType && v.isScalar()) key_scalar(k, v.toScalar());
+    else key_ivalue(k, v);
   }
 }
 
@@ -204,12 +250,29 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   return out;
 }
 
+// 0-dim CPU tensors: CUDA takes one as a host scalar where its kernel allows
+// it (TensorIterator ops with allow_cpu_scalars: binary elementwise ops, at
+// most one; index_put_'s values; masked_fill's value), and so do the meta
+// kernels, which see them on the host. masked_fill's Python reference allows
+// one only beside a tensor of an accelerator (a.device.type), which a meta
+// tensor is not: there the value is given to the meta kernel as a meta tensor.
+bool host_value_as_meta(const c10::FunctionSchema& schema, size_t i, const c10::IValue& v) {
+  if (!v.isTensor() || !v.toTensor().defined() || !v.toTensor().is_cpu() || v.toTensor().dim() != 0)
+    return false;
+  const std::string& n = schema.name();
+  return (n == "aten::masked_fill" || n == "aten::masked_fill_") && schema.arguments()[i].name() == "value";
+}
+
 MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
   const auto& schema = op.schema();
   torch::jit::Stack meta;
   meta.reserve(args.size());
-  for (size_t i = 0; i < args.size(); i++)
-    meta.push_back(is_host_scalars(schema.arguments()[i], args[i]) ? args[i] : to_meta(args[i]));
+  for (size_t i = 0; i < args.size(); i++) {
+    if (is_host_scalars(schema.arguments()[i], args[i])) meta.push_back(args[i]);
+    else if (host_value_as_meta(schema, i, args[i]))
+      meta.push_back(at::empty({}, args[i].toTensor().options().device(at::kMeta)));
+    else meta.push_back(to_meta(args[i]));
+  }
   std::vector<c10::IValue> meta_args(meta.begin(), meta.end());
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   MetaResult r;
@@ -301,16 +364,42 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
   }
 }
 
-const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
-                              c10::ArrayRef<c10::IValue> args) {
+// Some Python meta kernels take a meta tensor for a CUDA one (device_hint) and,
+// under torch.use_deterministic_algorithms(True), raise CUDA's alert ("median
+// CUDA with indices output does not have a deterministic implementation",
+// histc): CPU raises none for these ops and the lowerings are deterministic.
+// Such a call is rerun with the alerts off. The flag is process-wide, so this
+// rare path holds a lock and restores it at once.
+MetaResult run_meta_no_cuda_alerts(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  try {
+    return run_meta(op, args);
+  } catch (const std::exception& e) {
+    auto& ctx = at::globalContext();
+    if (!ctx.deterministicAlgorithms() ||
+        std::string(e.what()).find("does not have a deterministic implementation") == std::string::npos)
+      throw;
+  }
   static std::mutex mu;
-  static std::unordered_map<std::string, MetaResult> cache;
-  const auto& on = op.schema().operator_name();
+  std::lock_guard<std::mutex> lk(mu);
+  auto& ctx = at::globalContext();
+  bool warn_only = ctx.deterministicAlgorithmsWarnOnly();
+  ctx.setDeterministicAlgorithms(false, false);
+  struct Restore {
+    bool w;
+    ~Restore() { at::globalContext().setDeterministicAlgorithms(true, w); }
+  } restore{warn_only};
+  return run_meta(op, args);
+}
+
+std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, const OpInfo& info,
+                                              c10::ArrayRef<c10::IValue> args) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<const MetaResult>> cache;
   thread_local std::string key;
   key.clear();
   key += info.name;
   key += '\0';
-  meta_key(key, op.schema(), args, kScalarValueOps.count(on.name) > 0);
+  meta_key(key, op.schema(), args);
   {
     std::lock_guard<std::mutex> lk(mu);
     auto it = cache.find(key);
@@ -319,7 +408,7 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
   MetaResult r;
   if (!meta_rule_before(op.schema(), args, r)) {
     try {
-      r = run_meta(op, args);  // throws PyTorch's errors for bad input
+      r = run_meta_no_cuda_alerts(op, args);  // throws PyTorch's errors for bad input
     } catch (const c10::NotImplementedError&) {
       // No meta kernel: the bridge's rule for the op, else (e.g.
       // _fused_adam_.tensor_lr) an op that returns nothing only rewrites its
@@ -335,8 +424,11 @@ const MetaResult& meta_result(const c10::OperatorHandle& op, const OpInfo& info,
     }
   }
   match_cpu_metadata(op.schema(), args, r);
+  auto shared = std::make_shared<const MetaResult>(std::move(r));
   std::lock_guard<std::mutex> lk(mu);
-  return cache.emplace(std::move(key), std::move(r)).first->second;
+  if (cache.size() >= kMetaCacheMax) cache.clear();
+  cache.emplace(key, shared);
+  return shared;
 }
 
 // ---- marshalling ------------------------------------------------------------------
@@ -533,7 +625,10 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     unsupported(info);
   }
   const auto& schema = op.schema();
-  if (info.mask_indices) expand_mask_indices(schema, stack);
+  if (info.mask_indices) {
+    expand_mask_indices(schema, stack);  // a CPU mask's positions are found on the host
+    move_host_indices(schema, stack);
+  }
   if (info.lu_of_transpose) {
     c10::IValue& a = (*stack)[stack->size() - schema.arguments().size()];
     if (a.isTensor() && a.toTensor().dim() >= 2 && !a.toTensor().is_contiguous()) a = a.toTensor().mT();
@@ -543,7 +638,8 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   c10::ArrayRef<c10::IValue> args(&*(stack->end() - nargs), nargs);
 
   // 1. output metadata (meta kernels, cached per signature)
-  const MetaResult& mr = meta_result(op, info, args);
+  const std::shared_ptr<const MetaResult> mrp = meta_result(op, info, args);
+  const MetaResult& mr = *mrp;
 
   // 2. outputs: the mutated arguments, else new tensors like the meta results
   Marshal mm;

@@ -106,6 +106,38 @@ bool expand_mask_indices(const c10::FunctionSchema& schema, torch::jit::Stack* s
   return true;
 }
 
+// CPU tensors among the `indices` of index / index_put (masks already
+// expanded): copied to the indexed tensor's device. CUDA does the same
+// (make_info in ATen's TensorAdvancedIndexingUtils moves every index to
+// self's device; index's meta check allows indices "either on cpu or on the
+// same device as the indexed tensor"). Other arguments are not moved: a CPU
+// `values` of index_put_ is refused unless 0-dim, as on CUDA.
+void move_host_indices(const c10::FunctionSchema& schema, torch::jit::Stack* stack) {
+  const auto& sargs = schema.arguments();
+  auto ii = schema.argumentIndexWithName("indices");
+  auto si = schema.argumentIndexWithName("self");
+  if (!ii || !si) return;
+  size_t base = stack->size() - sargs.size();
+  c10::IValue& iv = (*stack)[base + *ii];
+  if (!iv.isList() || !(*stack)[base + *si].isTensor()) return;
+  const at::Device dev = (*stack)[base + *si].toTensor().device();
+  if (!dev.is_privateuseone()) return;
+  auto list = iv.toOptionalTensorList();
+  bool any = false;
+  for (size_t k = 0; k < list.size(); k++) {
+    std::optional<at::Tensor> t = list.get(k);
+    if (t.has_value() && t->defined() && t->is_cpu()) any = true;
+  }
+  if (!any) return;
+  c10::List<std::optional<at::Tensor>> out;
+  for (size_t k = 0; k < list.size(); k++) {
+    std::optional<at::Tensor> t = list.get(k);
+    if (t.has_value() && t->defined() && t->is_cpu()) t = t->to(dev);
+    out.push_back(t);
+  }
+  iv = c10::IValue(out);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("equal", &tpu_equal);
   m.impl("bincount", &tpu_bincount);
