@@ -406,6 +406,7 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
     if (it != cache.end()) return it->second;
   }
   MetaResult r;
+  cpu_input_checks(op.schema(), args);  // shapes only: a passing signature stays valid
   if (!meta_rule_before(op.schema(), args, r)) {
     try {
       r = run_meta_no_cuda_alerts(op, args);  // throws PyTorch's errors for bad input

@@ -26,6 +26,9 @@ struct MetaResult {
 // `after`: rules tried only when the meta kernel does not exist. Both return
 // false when they do not know the op; they throw PyTorch's errors for bad input.
 bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+// CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
+// CPU's error (e.g. a reduction without identity over an empty dim).
+void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
 bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
 
 }  // namespace torch_tpu
