@@ -68,6 +68,7 @@ enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 typedef struct nll {
   tt_val_t onehot; /* bool, self's shape: class == target */
   tt_val_t w;      /* acc dtype, target's shape: weight[target], 0 where ignored */
+  tt_val_t valid;  /* bool, target's shape: target != ignore_index */
   uint32_t cmask;  /* the class dim */
 } nll_t;
 
@@ -86,6 +87,7 @@ static void nll_setup(tt_lctx_t* c, int iself, int itarget, int iweight, int iig
   o->onehot = tt_l_compare(f, "EQ", iota, tt_lt_expand(f, tgt, &it, o->cmask));
   tt_type_t tt = type_of(f, tgt);
   tt_val_t valid = tt_l_compare(f, "NE", tgt, tt_shlo_const_i64(f, &tt, c->args[iignore].i));
+  o->valid = valid;
   tt_type_t wt = tt;
   wt.dtype = acc;
   tt_val_t w = tt_shlo_const(f, &wt, 1.0);
@@ -107,7 +109,10 @@ static tt_status_t lower_nll(tt_lctx_t* c) {
   nll_setup(c, 0, 1, 2, 4, acc, &n);
   tt_val_t x = tt_l_convert(f, c->args[0].val, acc);
   tt_val_t picked = tt_lt_sum(f, tt_l_select(f, n.onehot, x, cst(f, x, 0.0)), n.cmask);
+  /* ignored targets contribute nothing, as CPU skips them (not 0 * x: x may be
+   * infinite) */
   tt_val_t loss = tt_l_unary(f, "stablehlo.negate", MUL(picked, n.w));
+  loss = tt_l_select(f, n.valid, loss, cst(f, loss, 0.0));
   int64_t red = c->args[3].i;
   if (red == RED_NONE) {
     TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, loss));
@@ -132,7 +137,10 @@ static tt_status_t lower_nll_bwd(tt_lctx_t* c) {
   if (c->args[4].i == RED_MEAN) g = DIV(g, tt_l_convert(f, c->args[6].val, acc));
   if (c->args[4].i == RED_NONE) g = tt_l_reshape(f, g, wt.rank, wt.dims);
   else g = tt_lt_splat(f, tt_l_reshape(f, g, 0, NULL), wt.rank, wt.dims);
+  /* CPU writes -w * g only at targets that are not ignored: where every target
+   * is ignored, g = grad / 0 is not finite and the gradient is still zeros */
   tt_val_t per = MUL(tt_l_unary(f, "stablehlo.negate", g), n.w);
+  per = tt_l_select(f, n.valid, per, tt_shlo_const(f, &wt, 0.0));
   tt_type_t st = c->out_types[0];
   st.dtype = acc;
   tt_val_t full = tt_lt_expand(f, per, &st, n.cmask);
