@@ -186,11 +186,27 @@ def max_memory_allocated(device=None):
 
 
 def memory_reserved(device=None):
-    return memory_allocated(device)
+    """Bytes of every live storage (written or not): what the capacity check
+    counts. At least memory_allocated(), which counts written buffers."""
+    return _C._stats(_index(device))["bytes_reserved"]
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of the device, as torch.cuda.mem_get_info. total is
+    TORCH_TPU_MEMORY_LIMIT, else the plugin's memory limit, else (CPU plugin) the
+    host's physical memory, which all CPU devices share; free is what the live
+    storages leave of it. Allocations beyond free raise torch.OutOfMemoryError."""
+    free, total = _C._mem_info(_index(device))
+    if total <= 0:
+        raise RuntimeError(
+            "torch.tpu.mem_get_info: the PJRT plugin does not report the device's memory; "
+            "set TORCH_TPU_MEMORY_LIMIT (bytes, e.g. 16G) to declare it"
+        )
+    return free, total
 
 
 def max_memory_reserved(device=None):
-    return max_memory_allocated(device)
+    return max(max_memory_allocated(device), memory_reserved(device))
 
 
 def reset_peak_memory_stats(device=None):

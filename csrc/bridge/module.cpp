@@ -40,6 +40,7 @@ py::dict stats(int device) {
   d["cache_entries"] = s.cache_entries;
   d["compile_seconds"] = s.compile_seconds;
   d["executions"] = s.executions;
+  d["bytes_reserved"] = s.bytes_reserved;
   return d;
 }
 
@@ -76,6 +77,11 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_info", &info);
   m.def("_stats", &stats);
+  m.def("_mem_info", [](int d) {
+    int64_t free_b = 0, total = 0;
+    tt_runtime_memory_info(runtime(), d, &free_b, &total);
+    return py::make_tuple(free_b, total);
+  });
   m.def("_reset_peak", [](int d) { tt_runtime_reset_peak(runtime(), d); });
   m.def("_set_mode", [](int mode) { tt_runtime_set_mode((tt_mode_t)mode); });
   m.def("_get_mode", [] { return (int)tt_runtime_mode(); });

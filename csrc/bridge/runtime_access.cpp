@@ -43,6 +43,7 @@ void throw_status(tt_status_t st, const char* context) {
   if (code == TT_UNIMPLEMENTED) TORCH_CHECK_NOT_IMPLEMENTED(false, msg);
   if (code == TT_OUT_OF_RANGE) TORCH_CHECK_INDEX(false, msg);
   if (code == TT_INVALID_ARGUMENT) TORCH_CHECK_VALUE(false, msg);
+  if (code == TT_RESOURCE_EXHAUSTED) TORCH_CHECK_WITH(OutOfMemoryError, false, msg);
   TORCH_CHECK(false, msg);
 }
 

@@ -1,4 +1,6 @@
 /* The one table of TORCH_TPU_* environment variables. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,6 +24,9 @@ static const tt_env_info_t k_env[] = {
                           "directory of the persistent compilation cache"},
     [TT_ENV_DUMP_HLO] = {"TORCH_TPU_DUMP_HLO", "0",
                          "1: print every StableHLO program before it is compiled"},
+    [TT_ENV_MEMORY_LIMIT] = {"TORCH_TPU_MEMORY_LIMIT", NULL,
+                             "bytes each device may hold (e.g. 8G, 512M); default: the plugin's "
+                             "memory limit, or the host's physical memory for the CPU plugin"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 
@@ -46,4 +51,26 @@ int64_t tt_env_int(tt_env_var_t v, int64_t dflt) {
   char* end = NULL;
   long long x = strtoll(s, &end, 10);
   return (end && *end == 0) ? (int64_t)x : dflt;
+}
+
+int64_t tt_env_bytes(tt_env_var_t v, int64_t dflt) {
+  const char* s = tt_env_get(v);
+  if (!s) return dflt;
+  char* end = NULL;
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (end == s || errno || *s == '-') return -1;
+  int shift = 0;
+  switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+  }
+  if (shift && (*end == 'i' || *end == 'I')) end++;
+  if (*end == 'b' || *end == 'B') end++;
+  if (*end) return -1;
+  if (x > ((unsigned long long)INT64_MAX >> shift)) return -1;
+  return (int64_t)(x << shift);
 }

@@ -142,6 +142,7 @@ typedef enum tt_env_var {
   TT_ENV_CPU_FALLBACK,       /* TORCH_TPU_CPU_FALLBACK=1 */
   TT_ENV_CACHE_DIR,          /* TORCH_TPU_CACHE_DIR */
   TT_ENV_DUMP_HLO,           /* TORCH_TPU_DUMP_HLO=1: print each program */
+  TT_ENV_MEMORY_LIMIT,       /* TORCH_TPU_MEMORY_LIMIT: bytes per device (8G, 512M) */
   TT_ENV_COUNT,
 } tt_env_var_t;
 
@@ -155,6 +156,9 @@ const tt_env_info_t* tt_env_info(tt_env_var_t v);
 const char* tt_env_get(tt_env_var_t v);          /* value or default; may be NULL */
 bool tt_env_flag(tt_env_var_t v);                /* "1", "true", "yes", "on" */
 int64_t tt_env_int(tt_env_var_t v, int64_t dflt);
+/* A byte count: digits with an optional binary suffix K, M, G, T (also KB,
+ * KiB, ...; any case). Returns dflt when unset, -1 when set but malformed. */
+int64_t tt_env_bytes(tt_env_var_t v, int64_t dflt);
 
 #ifdef __cplusplus
 }

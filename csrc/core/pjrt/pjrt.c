@@ -37,6 +37,7 @@ static const tt__slot_info_t k_slots[] = {
     {TT_SLOT_CLIENT_BUFFERFROMHOST, "Client_BufferFromHostBuffer", true},
     {TT_SLOT_DEVDESC_KIND, "DeviceDescription_Kind", false},
     {TT_SLOT_DEVICE_GETDESCRIPTION, "Device_GetDescription", false},
+    {TT_SLOT_DEVICE_MEMORYSTATS, "Device_MemoryStats", false},
     {TT_SLOT_EXECUTABLE_DESTROY, "Executable_Destroy", true},
     {TT_SLOT_EXECUTABLE_NUMOUTPUTS, "Executable_NumOutputs", true},
     {TT_SLOT_LOADEDEXEC_DESTROY, "LoadedExecutable_Destroy", true},

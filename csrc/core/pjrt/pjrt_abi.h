@@ -80,6 +80,7 @@ typedef enum tt_abi_slot {
   TT_SLOT_CLIENT_BUFFERFROMHOST = 22,
   TT_SLOT_DEVDESC_KIND = 26,
   TT_SLOT_DEVICE_GETDESCRIPTION = 29,
+  TT_SLOT_DEVICE_MEMORYSTATS = 34,
   TT_SLOT_EXECUTABLE_DESTROY = 40,
   TT_SLOT_EXECUTABLE_NUMOUTPUTS = 44,
   TT_SLOT_LOADEDEXEC_DESTROY = 50,
@@ -410,6 +411,40 @@ typedef struct tt_abi_dims_args {
 } tt_abi_dims_args_t;
 TT_ABI_AT(tt_abi_dims_args_t, dims, 24);
 TT_ABI_CHECK(tt_abi_dims_args_t, num_dims, 40);
+
+/* Device_MemoryStats: every field after `device` is an output; a value
+ * counts only where its _is_set flag is true (bytes_in_use has none). The
+ * CPU plugins do not implement the slot. */
+typedef struct tt_abi_memory_stats_args {
+  TT_ABI_HEAD;
+  tt_abi_device_t* device;
+  int64_t bytes_in_use;
+  int64_t peak_bytes_in_use;
+  bool peak_bytes_in_use_is_set;
+  int64_t num_allocs;
+  bool num_allocs_is_set;
+  int64_t largest_alloc_size;
+  bool largest_alloc_size_is_set;
+  int64_t bytes_limit; /* the most bytes the user may allocate */
+  bool bytes_limit_is_set;
+  int64_t bytes_reserved;
+  bool bytes_reserved_is_set;
+  int64_t peak_bytes_reserved;
+  bool peak_bytes_reserved_is_set;
+  int64_t bytes_reservable_limit;
+  bool bytes_reservable_limit_is_set;
+  int64_t largest_free_block_bytes;
+  bool largest_free_block_bytes_is_set;
+  int64_t pool_bytes;
+  bool pool_bytes_is_set;
+  int64_t peak_pool_bytes;
+  bool peak_pool_bytes_is_set;
+} tt_abi_memory_stats_args_t;
+TT_ABI_AT(tt_abi_memory_stats_args_t, device, 16);
+TT_ABI_AT(tt_abi_memory_stats_args_t, bytes_in_use, 24);
+TT_ABI_AT(tt_abi_memory_stats_args_t, bytes_limit, 80);
+TT_ABI_AT(tt_abi_memory_stats_args_t, bytes_limit_is_set, 88);
+TT_ABI_CHECK(tt_abi_memory_stats_args_t, peak_pool_bytes_is_set, 185);
 
 #undef TT_ABI_HEAD
 #endif /* TT_PJRT_ABI_H_ */

@@ -239,3 +239,18 @@ tt_status_t tt_pjrt_execute(tt_pjrt_t* p, tt_pjrt_exec_t* e, int device,
   }
   return NULL;
 }
+
+tt_status_t tt_pjrt_memory_limit(tt_pjrt_t* p, int device, int64_t* out) {
+  *out = 0;
+  if (device < 0 || (size_t)device >= p->num_devices)
+    return tt_status_make(TT_INVALID_ARGUMENT, "no device %d", device);
+  tt_abi_memory_stats_args_t a = {
+      .struct_size = TT_ABI_SIZE(tt_abi_memory_stats_args_t, peak_pool_bytes_is_set),
+      .device = p->devices[device],
+  };
+  TT_RETURN_IF_ERROR(tt__pjrt_call(p->api, TT_SLOT_DEVICE_MEMORYSTATS, &a));
+  if (!a.bytes_limit_is_set || a.bytes_limit <= 0)
+    return tt_status_make(TT_UNIMPLEMENTED, "the plugin does not report a memory limit");
+  *out = a.bytes_limit;
+  return NULL;
+}

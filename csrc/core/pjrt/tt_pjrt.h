@@ -70,6 +70,11 @@ tt_status_t tt_pjrt_buffer_type(tt_pjrt_t* p, tt_pjrt_buffer_t* b, tt_type_t* ou
  * portable executable (no device baked in: it runs on any device passed to
  * tt_pjrt_execute). The status of a failed compile carries the plugin's
  * diagnostic. */
+/* The most bytes `device` can hold, from the plugin's memory statistics
+ * (Device_MemoryStats' bytes_limit). TT_UNIMPLEMENTED where the plugin does
+ * not say (the CPU plugins). */
+tt_status_t tt_pjrt_memory_limit(tt_pjrt_t* p, int device, int64_t* out);
+
 tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out);
 void tt_pjrt_exec_destroy(tt_pjrt_t* p, tt_pjrt_exec_t* e); /* NULL-safe */
 size_t tt_pjrt_exec_num_outputs(tt_pjrt_t* p, tt_pjrt_exec_t* e);

@@ -44,6 +44,15 @@ typedef struct tt_cache_entry {
   double compile_seconds;
 } tt_cache_entry_t;
 
+/* Reserves `nbytes` more for a storage on `device` (rt->mu held): the
+ * out-of-memory error (TT_RESOURCE_EXHAUSTED, naming the sizes) beyond the
+ * device's capacity. */
+tt_status_t tt__mem_reserve(tt_runtime_t* rt, int device, size_t nbytes);
+void tt__mem_unreserve(tt_runtime_t* rt, int device, size_t nbytes); /* rt->mu held */
+/* Sets the capacity at tt_runtime_open (memory.c); fails on a malformed
+ * TORCH_TPU_MEMORY_LIMIT. */
+tt_status_t tt__mem_init(tt_runtime_t* rt);
+
 typedef struct tt_exec_cache {
   tt_cache_entry_t* slots;    /* open addressing; exec == NULL means free */
   size_t cap;
@@ -55,6 +64,7 @@ typedef struct tt_device_stats {
   int64_t peak_bytes;
   int64_t num_storages;
   int64_t num_buffers;
+  int64_t bytes_reserved; /* nbytes of the live storages, materialized or not */
 } tt_device_stats_t;
 
 #define TT_SCALAR_CACHE 256
@@ -79,6 +89,13 @@ struct tt_runtime {
   uint64_t call_serial;       /* counts op calls (scalar-cache pinning) */
   double compile_seconds;
   bool dump_hlo;
+  /* Device capacity (runtime.c): storages are refused beyond it, as CUDA's
+   * allocator refuses (torch.OutOfMemoryError). 0: no limit known. With
+   * mem_shared (the CPU plugin: every device is host memory) the limit holds
+   * for the sum over all devices. */
+  int64_t mem_limit;
+  bool mem_shared;
+  const char* mem_limit_source; /* static: where mem_limit comes from */
 };
 
 /* storage.c (rt->mu held) */

@@ -29,6 +29,11 @@ tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_ru
   pthread_mutex_init(&rt->mu, NULL);
   rt->live.next = rt->live.prev = &rt->live;
   rt->dump_hlo = tt_env_flag(TT_ENV_DUMP_HLO);
+  st = tt__mem_init(rt);
+  if (st) {
+    tt_runtime_close(rt);
+    return st;
+  }
   *out = rt;
   return NULL;
 }
@@ -74,6 +79,7 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
     out->peak_bytes += rt->dev[d].peak_bytes;
     out->num_storages += rt->dev[d].num_storages;
     out->num_buffers += rt->dev[d].num_buffers;
+    out->bytes_reserved += rt->dev[d].bytes_reserved;
   }
   out->cache_hits = rt->cache_hits;
   out->cache_misses = rt->cache_misses;

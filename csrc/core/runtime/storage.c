@@ -109,6 +109,12 @@ tt_status_t tt_storage_create(tt_runtime_t* rt, int device, size_t nbytes, tt_st
   s->device = device;
   s->state = TT_STORAGE_EMPTY;
   pthread_mutex_lock(&rt->mu);
+  tt_status_t st = tt__mem_reserve(rt, device, nbytes);
+  if (st) {
+    pthread_mutex_unlock(&rt->mu);
+    free(s);
+    return st;
+  }
   s->next = rt->live.next;
   s->prev = &rt->live;
   rt->live.next->prev = s;
@@ -127,6 +133,7 @@ void tt_storage_release(tt_storage_t* s) {
   s->prev->next = s->next;
   s->next->prev = s->prev;
   rt->dev[s->device].num_storages--;
+  tt__mem_unreserve(rt, s->device, s->nbytes);
   pthread_mutex_unlock(&rt->mu);
   tt_status_free(s->error);
   free(s);
@@ -136,15 +143,29 @@ size_t tt_storage_nbytes(const tt_storage_t* s) { return s->nbytes; }
 int tt_storage_device(const tt_storage_t* s) { return s->device; }
 tt_storage_state_t tt_storage_state(const tt_storage_t* s) { return s->state; }
 
+/* Gives back what a failed resize from `was` to `now` reserved (rt->mu held). */
+static void mem_undo_resize(tt_runtime_t* rt, int device, size_t was, size_t now) {
+  if (now > was) tt__mem_unreserve(rt, device, now - was);
+  else rt->dev[device].bytes_reserved += (int64_t)(was - now);
+}
+
 tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
   if (nbytes == s->nbytes) return NULL;
   tt_runtime_t* rt = s->rt;
+  size_t was = s->nbytes;
+  pthread_mutex_lock(&rt->mu);
+  tt_status_t rs = nbytes > was ? tt__mem_reserve(rt, s->device, nbytes - was) : NULL;
+  if (rs) {
+    pthread_mutex_unlock(&rt->mu);
+    return rs; /* beyond the device: the storage is unchanged */
+  }
+  if (nbytes < was) tt__mem_unreserve(rt, s->device, was - nbytes);
   if (s->state != TT_STORAGE_MATERIALIZED) {
-    pthread_mutex_lock(&rt->mu);
     s->nbytes = nbytes;
     pthread_mutex_unlock(&rt->mu);
     return NULL; /* EMPTY stays empty; FAILED stays failed */
   }
+  pthread_mutex_unlock(&rt->mu);
   /* Keep the leading bytes: read them back, write a new buffer. Resizing is
    * rare (resize_, set_), so a host round trip keeps this simple. */
   size_t keep = nbytes < s->nbytes ? nbytes : s->nbytes;
@@ -153,6 +174,9 @@ tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
   if (!host || !old) {
     free(host);
     free(old);
+    pthread_mutex_lock(&rt->mu);
+    mem_undo_resize(rt, s->device, was, nbytes);
+    pthread_mutex_unlock(&rt->mu);
     return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
   }
   pthread_mutex_lock(&rt->mu);
@@ -171,6 +195,7 @@ tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
       tt__storage_set_buffer(s, b, dt, numel, "resize_", false);
     }
   }
+  if (st) mem_undo_resize(rt, s->device, was, nbytes);
   pthread_mutex_unlock(&rt->mu);
   free(host);
   free(old);

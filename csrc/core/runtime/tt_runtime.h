@@ -45,6 +45,7 @@ typedef struct tt_runtime_stats {
   int64_t peak_bytes;
   int64_t num_storages;
   int64_t num_buffers;      /* materialized storages */
+  int64_t bytes_reserved;   /* nbytes of all live storages (written or not) */
   int64_t cache_hits;
   int64_t cache_misses;
   int64_t cache_entries;
@@ -53,6 +54,11 @@ typedef struct tt_runtime_stats {
 } tt_runtime_stats_t;
 void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out);
 void tt_runtime_reset_peak(tt_runtime_t* rt, int device);
+/* Capacity of `device` and what is left of it after the live storages
+ * (memory.c); total 0 when no limit is known. Storages beyond it are refused
+ * (TT_RESOURCE_EXHAUSTED). */
+void tt_runtime_memory_info(tt_runtime_t* rt, int device, int64_t* free_bytes,
+                            int64_t* total_bytes);
 
 /* The plugin's floor for one op: microseconds per Execute of a tiny cached
  * add called from C (event awaited, output destroyed). For bench/. */

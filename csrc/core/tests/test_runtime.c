@@ -401,7 +401,73 @@ static void check_view_writes(tt_runtime_t* rt) {
 }
 static void test_view_writes(void) { FOR_EACH_RT(check_view_writes); }
 
+/* ---- device capacity ------------------------------------------------------------ */
+
+static void test_env_bytes(void) {
+  static const struct { const char* s; int64_t want; } k[] = {
+      {"1024", 1024}, {"8G", 8LL << 30}, {"512m", 512LL << 20}, {"3KiB", 3 << 10},
+      {"2TB", 2LL << 40}, {"7b", 7}, {"", 42}, {"lots", -1}, {"-5", -1}, {"1.5G", -1},
+      {"9999999999T", -1}, {"4GG", -1},
+  };
+  for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+    setenv("TORCH_TPU_MEMORY_LIMIT", k[i].s, 1);
+    int64_t got = tt_env_bytes(TT_ENV_MEMORY_LIMIT, 42);
+    if (got != k[i].want) FAILF("\"%s\" -> %lld, want %lld", k[i].s, (long long)got, (long long)k[i].want);
+  }
+  unsetenv("TORCH_TPU_MEMORY_LIMIT");
+  TT_CHECK(tt_env_bytes(TT_ENV_MEMORY_LIMIT, 42) == 42);
+}
+
+/* A runtime of its own whose capacity TORCH_TPU_MEMORY_LIMIT sets: storages
+ * beyond it are refused (nothing changes), within it they work, the CPU
+ * plugin's devices share it, resize_ growth is checked. */
+static void test_memory_limit(void) {
+  const char* path = getenv("TT_TEST_PLUGIN_NEW");
+  if (!path || !*path) FAILF("TT_TEST_PLUGIN_NEW is not set");
+  setenv("TORCH_TPU_MEMORY_LIMIT", "1M", 1);
+  tt_runtime_t* rt = NULL;
+  tt_status_t st = tt_runtime_open(path, 2, &rt);
+  unsetenv("TORCH_TPU_MEMORY_LIMIT");
+  TT_CHECK_OK(st);
+  if (!rt) return;
+  int64_t fr = 0, total = 0;
+  tt_runtime_memory_info(rt, 0, &fr, &total);
+  TT_CHECK(total == 1 << 20 && fr == total);
+  tt_storage_t *a = NULL, *b = NULL, *c = NULL;
+  st = tt_storage_create(rt, 0, 2 << 20, &a);
+  TT_CHECK(st && tt_status_code(st) == TT_RESOURCE_EXHAUSTED && !a);
+  TT_CHECK(st && strstr(tt_status_message(st), "Tried to allocate 2.00 MiB"));
+  tt_status_free(st);
+  TT_CHECK_OK(tt_storage_create(rt, 0, 600 << 10, &a));
+  st = tt_storage_create(rt, 1, 600 << 10, &b); /* device 1 shares the host's memory */
+  TT_CHECK(st && tt_status_code(st) == TT_RESOURCE_EXHAUSTED && !b);
+  tt_status_free(st);
+  TT_CHECK_OK(tt_storage_create(rt, 1, 400 << 10, &b));
+  tt_runtime_memory_info(rt, 0, &fr, &total);
+  TT_CHECK(fr == (1 << 20) - (1000 << 10));
+  st = tt_storage_resize(b, 500 << 10); /* 100 KiB more: beyond */
+  TT_CHECK(st && tt_status_code(st) == TT_RESOURCE_EXHAUSTED);
+  tt_status_free(st);
+  TT_CHECK(tt_storage_nbytes(b) == 400 << 10);
+  TT_CHECK_OK(tt_storage_resize(b, 100 << 10)); /* shrinking gives back */
+  TT_CHECK_OK(tt_storage_create(rt, 0, 300 << 10, &c));
+  tt_storage_release(a);
+  tt_storage_release(b);
+  tt_storage_release(c);
+  tt_runtime_memory_info(rt, 1, &fr, &total);
+  TT_CHECK(fr == total);
+  tt_runtime_close(rt);
+  /* a malformed value is an error at open, naming the variable */
+  setenv("TORCH_TPU_MEMORY_LIMIT", "lots", 1);
+  st = tt_runtime_open(path, 1, &rt);
+  unsetenv("TORCH_TPU_MEMORY_LIMIT");
+  TT_CHECK(st && strstr(tt_status_message(st), "TORCH_TPU_MEMORY_LIMIT=lots"));
+  tt_status_free(st);
+}
+
 int main(void) {
+  TT_RUN(test_env_bytes);
+  TT_RUN(test_memory_limit);
   open_runtimes();
   TT_RUN(test_storage_basics);
   TT_RUN(test_roundtrips);
