@@ -24,6 +24,8 @@ static const char* const k_complex_ops[] = {
     "tt::complex_angle", "tt::complex_sgn",
     /* abs / sgn (unary.c) and angle (special_misc.c) delegate complex inputs to the above */
     "aten::abs", "aten::sgn", "aten::angle",
+    /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */
+    "aten::linalg_eig", "aten::_linalg_eigvals", "aten::linalg_eigvals",
 };
 
 /* Arithmetic that is right on complex values only when every tensor is
