@@ -147,7 +147,7 @@ static tt_val_t eigenvectors(tt__eig_t* e, tt_val_t t, tt_val_t z, const evals_t
   double big = (e->rt == TT_F64 ? sqrt(DBL_MAX) : sqrt(FLT_MAX)) * 1e-4;
   bs_ctx_t bc = {e, big};
   tt_val_t vals[4] = {tt_l_convert(f, EG_CMP("EQ", row, col), e->ct), tc, w, smin};
-  if (n > 1) tt__la_fori(f, n - 1, vals, 4, backsub_step, &bc);
+  if (n > 1) tt_l_fori(f, n - 1, vals, 4, backsub_step, &bc);
   tt_val_t v = tt__eg_unbalance(e, tt__la_matmul(f, zc, vals[0]), perm, scale);
   /* real eigenvalues: real vectors */
   tt_val_t pair = EG_OR(ev->first, ev->second);
@@ -207,7 +207,7 @@ static tt_status_t lower_eig(tt_lctx_t* c) {
   a = tt_lt_pad(f, a, tt_lt_const0(f, e->rt, 0.0), plo, phi);
   tt_val_t bad = nonfinite(e, a);
   if (vectors)
-    tt_shlo_add_check(f, tt__eg_any(e, bad), TT_INVALID_ARGUMENT,
+    tt_shlo_add_check(f, tt__eg_any(e, bad), TT_FAILED_PRECONDITION,
                       "torch.linalg.eig: input tensor should not contain infs or NaNs.");
   int64_t pd[3] = {bs, e->N, e->N};
   a = EG_SEL(tt__eg_lead(e, bad, 3, pd), tt_l_full(f, e->rt, 3, pd, 0.0), a);
@@ -220,7 +220,7 @@ static tt_status_t lower_eig(tt_lctx_t* c) {
   }
   tt__eg_hessenberg(e, &a, vectors ? &q : NULL, ilo, ihi);
   tt__eg_hqr(e, &a, vectors ? &q : NULL, ilo, ihi, &info);
-  tt_shlo_add_check(f, tt__eg_any(e, EG_CMPK("NE", info, 0.0)), TT_INVALID_ARGUMENT,
+  tt_shlo_add_check(f, tt__eg_any(e, EG_CMPK("NE", info, 0.0)), TT_FAILED_PRECONDITION,
                     vectors ? "torch.linalg.eig: The algorithm failed to converge because the "
                               "input matrix is ill-conditioned or has too many repeated "
                               "eigenvalues (lahqr ran out of iterations)."

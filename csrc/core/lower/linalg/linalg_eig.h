@@ -25,6 +25,7 @@
 #define TT_LINALG_EIG_H_
 
 #include "linalg_util.h"
+#include "../lower_loop.h"
 
 typedef struct tt__eig {
   tt_shlo_fn_t* f;
@@ -117,15 +118,6 @@ tt_val_t tt__eg_put_window(tt__eig_t* e, tt_val_t m, tt_val_t w, tt_val_t r, tt_
 tt_val_t tt__eg_cplx(tt__eig_t* e, tt_val_t re, tt_val_t im);
 tt_val_t tt__eg_re(tt__eig_t* e, tt_val_t z);
 tt_val_t tt__eg_im(tt__eig_t* e, tt_val_t z);
-
-/* ---- loops ---------------------------------------------------------------------- */
-/* while cond(vals): body(vals) as stablehlo.while over vals[0..n) (n <= 8;
- * same types in and out). Both callbacks run inside regions and must only use
- * vals and values they create. cond returns a 0-d i1. */
-typedef tt_val_t (*tt__eg_cond_t)(tt__eig_t* e, const tt_val_t* vals, void* ctx);
-typedef void (*tt__eg_body_t)(tt__eig_t* e, tt_val_t* vals, void* ctx);
-void tt__eg_while(tt__eig_t* e, tt_val_t* vals, int n, tt__eg_cond_t cond, tt__eg_body_t body,
-                  void* ctx);
 
 /* ---- the steps (linalg_eig_bal.c, linalg_eig_hqr.c) ---------------------------- */
 /* gebal('B') of a (bs, N, N) in place: *perm (bs, n) i64 (row j of the

@@ -16,11 +16,14 @@ enum { PH_ROWS, PH_COLS, PH_SCALE, PH_DONE };
 enum { B_PH, B_I, B_L, B_K, B_NC, B_COUNT };
 
 typedef struct bal_ctx {
+  tt__eig_t* e;
   double max_steps;
 } bal_ctx_t;
 
-static tt_val_t bal_cond(tt__eig_t* e, const tt_val_t* vals, void* vctx) {
-  bal_ctx_t* bc = vctx;
+static tt_val_t bal_cond(tt_shlo_fn_t* f, const tt_val_t* vals, void* vctx) {
+  const bal_ctx_t* bc = vctx;
+  tt__eig_t* e = bc->e;
+  (void)f;
   tt_val_t busy = EG_CMPK("NE", tt__eg_col(e, vals[3], B_PH), (double)PH_DONE);
   return EG_AND(tt__eg_any(e, busy), EG_CMPK("LT", vals[4], bc->max_steps));
 }
@@ -81,11 +84,13 @@ static tt_val_t amax(tt__eig_t* e, tt_val_t x, tt_val_t lo, tt_val_t hi) {
 
 /* The two power-of-2 loops of dgebal on (f, c, ca, r, g, ra), per lane. */
 typedef struct fl_ctx {
+  tt__eig_t* e;
   double sfmin2, sfmax2;
   bool up;
 } fl_ctx_t;
 
-static tt_val_t fl_go(tt__eig_t* e, const tt_val_t* v, const fl_ctx_t* fc) {
+static tt_val_t fl_go(const tt_val_t* v, const fl_ctx_t* fc) {
+  tt__eig_t* e = fc->e;
   tt_val_t f = v[0], c = v[1], ca = v[2], r = v[3], g = v[4], ra = v[5];
   if (fc->up) /* c < g, max(f, c, ca) < sfmax2, min(r, g, ra) > sfmin2 */
     return EG_AND(EG_AND(v[6], EG_CMP("LT", c, g)),
@@ -96,20 +101,30 @@ static tt_val_t fl_go(tt__eig_t* e, const tt_val_t* v, const fl_ctx_t* fc) {
                 EG_AND(EG_CMPK("LT", EG_MAX(r, ra), fc->sfmax2),
                        EG_CMPK("GT", EG_MIN(EG_MIN(f, c), EG_MIN(g, ca)), fc->sfmin2)));
 }
-static tt_val_t fl_cond(tt__eig_t* e, const tt_val_t* v, void* vctx) {
-  return tt__eg_any(e, fl_go(e, v, vctx));
+static tt_val_t fl_cond(tt_shlo_fn_t* f, const tt_val_t* v, void* vctx) {
+  const fl_ctx_t* fc = vctx;
+  (void)f;
+  return tt__eg_any(fc->e, fl_go(v, fc));
 }
-static void fl_body(tt__eig_t* e, tt_val_t* v, void* vctx) {
-  fl_ctx_t* fc = vctx;
-  tt_val_t go = fl_go(e, v, fc);
-  double up = fc->up ? 2.0 : 0.5, dn = fc->up ? 0.5 : 2.0;
-  /* up: f, c, ca doubled, r, g, ra halved; down: the reverse */
-  for (int i = 0; i < 6; i++) v[i] = EG_SEL(go, EG_MULK(v[i], i < 3 ? up : dn), v[i]);
+static void fl_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* v, void* vctx) {
+  const fl_ctx_t* fc = vctx;
+  tt__eig_t* e = fc->e;
+  (void)f;
+  (void)st; /* v holds st on entry */
+  tt_val_t go = fl_go(v, fc);
+  /* up: f, c, ca doubled, r, g, ra halved; down: f, c, ca and g halved,
+   * r, ra doubled (g follows c there: g = c / 2) */
+  static const double k_up[6] = {2.0, 2.0, 2.0, 0.5, 0.5, 0.5};
+  static const double k_dn[6] = {0.5, 0.5, 0.5, 2.0, 0.5, 2.0};
+  const double* k = fc->up ? k_up : k_dn;
+  for (int i = 0; i < 6; i++) v[i] = EG_SEL(go, EG_MULK(v[i], k[i]), v[i]);
 }
 
-/* One dgebal step per lane. vals: a, perm, scale, S, count */
-static void bal_body(tt__eig_t* e, tt_val_t* vals, void* vctx) {
-  (void)vctx;
+/* One dgebal step per lane. vals (st on entry): a, perm, scale, S, count */
+static void bal_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* vals, void* vctx) {
+  tt__eig_t* e = ((const bal_ctx_t*)vctx)->e;
+  (void)f;
+  (void)st;
   tt_val_t a = vals[0], perm = vals[1], scale = vals[2], S = vals[3];
   tt_val_t ph = tt__eg_col(e, S, B_PH), I = tt__eg_col(e, S, B_I);
   tt_val_t L = tt__eg_col(e, S, B_L), K = tt__eg_col(e, S, B_K), nc = tt__eg_col(e, S, B_NC);
@@ -142,10 +157,10 @@ static void bal_body(tt__eig_t* e, tt_val_t* vals, void* vctx) {
   tt_val_t live = EG_AND(p2, EG_AND(EG_CMPK("NE", c, 0.0), EG_CMPK("NE", r, 0.0)));
   tt_val_t fv[7] = {EG_K(c, 1.0), c, ca, r, EG_MULK(r, 0.5), ra, live};
   tt_val_t s_before = EG_ADD(c, r);
-  fl_ctx_t up = {sfmin2, sfmax2, true}, dn = {sfmin2, sfmax2, false};
-  tt__eg_while(e, fv, 7, fl_cond, fl_body, &up);
+  fl_ctx_t up = {e, sfmin2, sfmax2, true}, dn = {e, sfmin2, sfmax2, false};
+  tt_l_while(e->f, fv, 7, fl_cond, fl_body, &up);
   fv[4] = EG_MULK(fv[1], 0.5); /* g = c / 2 */
-  tt__eg_while(e, fv, 7, fl_cond, fl_body, &dn);
+  tt_l_while(e->f, fv, 7, fl_cond, fl_body, &dn);
   tt_val_t fs = fv[0], sci = tt__eg_pick(e, scale, I);
   tt_val_t skip = EG_CMP("GE", EG_ADD(fv[1], fv[3]), EG_MULK(s_before, 0.95));
   tt_val_t lo = EG_AND(EG_AND(EG_CMPK("LT", fs, 1.0), EG_CMPK("LT", sci, 1.0)),
@@ -199,8 +214,8 @@ void tt__eg_balance(tt__eig_t* e, tt_val_t* a, tt_val_t* perm, tt_val_t* scale, 
                       tt__eg_pack(e, S, B_COUNT), tt_lt_const0(f, TT_I64, 0.0)};
   /* (n + 1) passes of <= n rows, as many of columns, then scaling passes:
    * each doubles or halves some scale, 200 passes are far more than needed */
-  bal_ctx_t bc = {2.0 * (n + 1.0) * (n + 1.0) + 200.0 * (n + 1.0)};
-  tt__eg_while(e, vals, 5, bal_cond, bal_body, &bc);
+  bal_ctx_t bc = {e, 2.0 * (n + 1.0) * (n + 1.0) + 200.0 * (n + 1.0)};
+  tt_l_while(f, vals, 5, bal_cond, bal_body, &bc);
   *a = vals[0];
   *perm = vals[1];
   *scale = vals[2];

@@ -93,7 +93,7 @@ void tt__eg_hessenberg(tt__eig_t* e, tt_val_t* h, tt_val_t* q, tt_val_t ilo, tt_
   hess_ctx_t hc = {e, q != NULL};
   tt_val_t lh[2] = {ilo, ihi};
   tt_val_t vals[3] = {*h, tt__eg_pack(e, lh, 2), q ? *q : TT_SHLO_INVALID};
-  tt__la_fori(e->f, e->n - 2, vals, q ? 3 : 2, hess_step, &hc);
+  tt_l_fori(e->f, e->n - 2, vals, q ? 3 : 2, hess_step, &hc);
   *h = vals[0];
   if (q) *q = vals[2];
 }
@@ -265,6 +265,7 @@ static void sweep_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* vctx)
 /* ---- lahqr ------------------------------------------------------------------------- */
 
 typedef struct hqr_ctx {
+  tt__eig_t* e;
   bool want_z;
   double max_steps;
 } hqr_ctx_t;
@@ -277,16 +278,20 @@ static tt_val_t hqr_active(tt__eig_t* e, tt_val_t S) {
   return EG_AND(EG_CMP("GE", i, ilo), EG_CMPK("EQ", tt__eg_col(e, S, S_INFO), 0.0));
 }
 
-static tt_val_t hqr_cond(tt__eig_t* e, const tt_val_t* vals, void* vctx) {
-  hqr_ctx_t* hc = vctx;
+static tt_val_t hqr_cond(tt_shlo_fn_t* f, const tt_val_t* vals, void* vctx) {
+  const hqr_ctx_t* hc = vctx;
+  tt__eig_t* e = hc->e;
+  (void)f;
   tt_val_t S = vals[1], cnt = vals[2];
   tt_val_t go = tt__eg_any(e, hqr_active(e, S));
   return EG_AND(go, EG_CMPK("LT", cnt, hc->max_steps));
 }
 
-static void hqr_body(tt__eig_t* e, tt_val_t* vals, void* vctx) {
-  hqr_ctx_t* hc = vctx;
-  tt_shlo_fn_t* f = e->f;
+/* vals: st on entry, the next state on return */
+static void hqr_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* vals, void* vctx) {
+  const hqr_ctx_t* hc = vctx;
+  tt__eig_t* e = hc->e;
+  (void)st;
   tt_val_t h = vals[0], S = vals[1];
   tt_val_t z = hc->want_z ? vals[3] : TT_SHLO_INVALID;
   int64_t n = e->n, vd[2] = {e->bs, n};
@@ -396,7 +401,7 @@ static void hqr_body(tt__eig_t* e, tt_val_t* vals, void* vctx) {
                                tt_lt_const0(f, TT_I64, 0.0));
   sweep_ctx_t sc = {e, hc->want_z};
   tt_val_t sv[4] = {h, tt__eg_pack(e, P, 4), tt__eg_pack(e, V0, 3), z};
-  tt__la_fori_dyn(f, trips, sv, hc->want_z ? 4 : 3, sweep_step, &sc);
+  tt_l_fori_dyn(f, trips, sv, hc->want_z ? 4 : 3, sweep_step, &sc);
   h = sv[0];
   if (hc->want_z) z = sv[3];
   /* 2x2 deflation: standardize the block at rows i-1, i */
@@ -427,10 +432,10 @@ void tt__eg_hqr(tt__eig_t* e, tt_val_t* h, tt_val_t* z, tt_val_t ilo, tt_val_t i
   tt_val_t S[S_COUNT] = {ihi, EG_K(ihi, 0.0), EG_K(ihi, 0.0), ilo, ihi};
   /* every lane deflates at least one row per 30 max(10, n) + 2 steps */
   double n = (double)e->n;
-  hqr_ctx_t hc = {z != NULL, n * (30.0 * (n > 10 ? n : 10) + 3.0) + 1.0};
+  hqr_ctx_t hc = {e, z != NULL, n * (30.0 * (n > 10 ? n : 10) + 3.0) + 1.0};
   tt_val_t vals[4] = {*h, tt__eg_pack(e, S, S_COUNT), tt_lt_const0(e->f, TT_I64, 0.0),
                       z ? *z : TT_SHLO_INVALID};
-  tt__eg_while(e, vals, z ? 4 : 3, hqr_cond, hqr_body, &hc);
+  tt_l_while(e->f, vals, z ? 4 : 3, hqr_cond, hqr_body, &hc);
   *h = vals[0];
   if (z) *z = vals[3];
   *info = tt__eg_col(e, vals[1], S_INFO);

@@ -1,10 +1,8 @@
 /* Helpers of the general eigendecomposition (see linalg_eig.h): per-lane
- * picks and writes with masks, batched products, windows, a conditional
- * stablehlo.while. Picks sum a masked value whose zeros are -0.0 (the
+ * picks and writes with masks, batched products, windows (loops are
+ * lower_loop.h's). Picks sum a masked value whose zeros are -0.0 (the
  * additive identity), so the picked value is bit-exact. */
 #include <float.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "linalg_eig.h"
 
@@ -236,60 +234,4 @@ tt_val_t tt__eg_im(tt__eig_t* e, tt_val_t z) {
   tt_type_t t = ty(e, z);
   t.dtype = tt_dtype_real_part(t.dtype);
   return tt_shlo_op(e->f, "stablehlo.imag", &z, 1, &t, NULL);
-}
-
-/* Region text "({...})" -> "{...}" appended to s. */
-static void put_region(tt_sbuf_t* s, const char* region) {
-  size_t n = strlen(region);
-  if (n < 2) return;
-  char* inner = strndup(region + 1, n - 2);
-  if (!inner) {
-    s->oom = true;
-    return;
-  }
-  tt_sbuf_append(s, inner);
-  free(inner);
-}
-
-#define WHILE_MAX 8
-
-void tt__eg_while(tt__eig_t* e, tt_val_t* vals, int n, tt__eg_cond_t cond, tt__eg_body_t body,
-                  void* ctx) {
-  tt_shlo_fn_t* f = e->f;
-  if (n <= 0 || n > WHILE_MAX) {
-    tt_shlo_fail(f, "linalg.eig: bad number of loop values");
-    return;
-  }
-  tt_type_t t[WHILE_MAX];
-  tt_val_t a[WHILE_MAX], outs[WHILE_MAX];
-  for (int i = 0; i < n; i++) t[i] = ty(e, vals[i]);
-  tt_shlo_region_begin(f, t, n, a);
-  tt_val_t go = cond(e, a, ctx);
-  char* c = tt_shlo_region_end(f, &go, 1);
-  tt_shlo_region_begin(f, t, n, a);
-  body(e, a, ctx);
-  char* b = tt_shlo_region_end(f, a, n);
-  if (!c || !b) {
-    free(c);
-    free(b);
-    for (int i = 0; i < n; i++) vals[i] = TT_SHLO_INVALID;
-    return;
-  }
-  tt_sbuf_t s;
-  tt_sbuf_init(&s);
-  tt_sbuf_append(&s, "(");
-  put_region(&s, c);
-  tt_sbuf_append(&s, ", ");
-  put_region(&s, b);
-  tt_sbuf_append(&s, ")");
-  free(c);
-  free(b);
-  char* both = s.oom ? NULL : strdup(s.data);
-  tt_sbuf_free(&s);
-  if (!both) {
-    tt_shlo_fail(f, "out of memory");
-    return;
-  }
-  tt_shlo_op_multi(f, "stablehlo.while", vals, n, t, n, NULL, both, outs);
-  for (int i = 0; i < n; i++) vals[i] = outs[i];
 }
