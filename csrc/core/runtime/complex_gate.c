@@ -60,6 +60,8 @@ static const char* const k_complex_ops[] = {
     "aten::sum", "aten::mean", "aten::prod", "aten::cumsum", "aten::cumsum_", "aten::cumprod",
     "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean", "aten::any",
     "aten::all", "aten::count_nonzero", "aten::linalg_vector_norm", "aten::norm",
+    /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */
+    "aten::linalg_eig", "aten::_linalg_eigvals", "aten::linalg_eigvals",
 };
 
 /* Ops right on complex values only when every tensor is complex. */

@@ -1,7 +1,8 @@
-/* Tests of the linalg_decomp lowering family (QR, eigh, SVD, lstsq) against
- * values computed in C: factor identities (Q R = A, U S Vh = A, orthonormal
- * factors), LAPACK's sign conventions where they are defined (geqrf's R
- * diagonal and taus), closed-form eigenvalues and the normal equations. */
+/* Tests of the linalg_decomp lowering family (QR, eigh, SVD, lstsq, general
+ * eig) against values computed in C: factor identities (Q R = A, U S Vh = A,
+ * orthonormal factors), LAPACK's sign conventions where they are defined
+ * (geqrf's R diagonal and taus, geev's eigenvalue order and normalization),
+ * closed-form eigenvalues and eigenvectors, and the normal equations. */
 #include "lower_check.h"
 
 /* A 3x2 full-rank matrix, row-major. */
@@ -119,6 +120,35 @@ static void test_eigh(void) {
   if (!tt__cur_failed && lc_old) check_eigh(lc_old);
 }
 
+static void check_eig(tt_pjrt_t* p) {
+  /* a batch of two real 3x3 matrices, row-major:
+   *  [[1, 2, 0], [-1, 1, 0], [0, 0, 2]]: 1 + i sqrt 2, its conjugate (a 2x2
+   *    Schur block already standard), then 2; vectors (sqrt 2, i, 0) / sqrt 3
+   *    (the largest component real and positive), its conjugate, e_3
+   *  [[2, 1, 0], [0, 3, 1], [0, 0, 5]] (triangular, balancing isolates every
+   *    row): 2, 3, 5 in diagonal order; vectors e_1, (1, 1, 0) / sqrt 2 and
+   *    (1/6, 1/2, 1) / |.| with geev's signs (x_k = 1) */
+  const float a[18] = {1, 2, 0, -1, 1, 0, 0, 0, 2, 2, 1, 0, 0, 3, 1, 0, 0, 5};
+  th_arg_t args[] = {lc_tensor(TY(TT_F32, 2, 3, 3), a)};
+  tt_type_t ot[2] = {TY(TT_C64, 2, 3), TY(TT_C64, 2, 3, 3)};
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::linalg_eig", args, 1, ot, 2, &r));
+  if (!r.nout) return;
+  /* (re, im) pairs */
+  float s2 = (float)sqrt(2.0), c2 = (float)sqrt(2.0 / 3), c1 = (float)sqrt(1.0 / 3);
+  WANT_F32(r, 0, 12, 1e-6, 1, s2, 1, -s2, 2, 0, 2, 0, 3, 0, 5, 0);
+  float h = (float)sqrt(0.5), nz = (float)sqrt(1.0 / 36 + 0.25 + 1.0);
+  const float want[36] = {c2, 0, c2, 0, 0, 0,   0, c1, 0, -c1, 0, 0,   0, 0, 0, 0, 1, 0,
+                          1, 0, h, 0, 1 / (6 * nz), 0,   0, 0, h, 0, 0.5f / nz, 0,
+                          0, 0, 0, 0, 1 / nz, 0};
+  TT_CHECK(lc_close_f32(r.out[1], want, 36, 1e-5, 1e-6));
+  lc_free(&r);
+}
+static void test_eig(void) {
+  if (lc_new) check_eig(lc_new);
+  if (!tt__cur_failed && lc_old) check_eig(lc_old);
+}
+
 static void check_svd(tt_pjrt_t* p) {
   /* singular values: square roots of the eigenvalues of the 2x2 A^T A */
   double g00 = 0, g01 = 0, g11 = 0;
@@ -190,6 +220,7 @@ int main(void) {
   TT_RUN(test_qr);
   TT_RUN(test_ormqr_householder);
   TT_RUN(test_eigh);
+  TT_RUN(test_eig);
   TT_RUN(test_svd);
   TT_RUN(test_lstsq);
   lc_close();

@@ -116,5 +116,9 @@ const tt_lower_entry_t tt_lower_linalg_decomp[] = {
     R("_linalg_eigh", tt__ld_lower_eigh), R("_linalg_eigh.eigenvalues", tt__ld_lower_eigh),
     R("_linalg_svd", tt__ld_lower_svd), R("_linalg_svd.U", tt__ld_lower_svd),
     R("linalg_lstsq", tt__ld_lower_lstsq), R("linalg_lstsq.out", tt__ld_lower_lstsq),
+    /* general eigendecomposition (linalg_eig*.c): param 0 values and vectors, 1 values */
+    R("linalg_eig", tt__ld_lower_eig), R("linalg_eig.out", tt__ld_lower_eig),
+    {"aten::_linalg_eigvals", tt__ld_lower_eig, 1, 0},
+    {"aten::linalg_eigvals.out", tt__ld_lower_eig, 1, 0},
 };
 const int tt_lower_linalg_decomp_count = TT_TABLE_COUNT(tt_lower_linalg_decomp);

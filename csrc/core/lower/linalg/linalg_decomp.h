@@ -61,5 +61,7 @@ void tt__ld_svd(tt_shlo_fn_t* f, tt_val_t a, bool full, tt_val_t* u, tt_val_t* s
 tt_status_t tt__ld_lower_eigh(tt_lctx_t* c);
 tt_status_t tt__ld_lower_svd(tt_lctx_t* c);
 tt_status_t tt__ld_lower_lstsq(tt_lctx_t* c);
+/* linalg_eig / _linalg_eigvals (linalg_eig.c; param 0: with vectors) */
+tt_status_t tt__ld_lower_eig(tt_lctx_t* c);
 
 #endif /* TT_LINALG_DECOMP_H_ */
