@@ -100,7 +100,10 @@ test: test-c test-py
 # ASan core, in build/asan-py/torch_tpu: a tree of links to torch_tpu's Python
 # files plus that extension (the normal build is untouched), run from that
 # folder so that the worktree's own torch_tpu is not found first. Python is not
-# instrumented, so gcc's libasan is LD_PRELOADed; leaks are not reported
+# instrumented, so gcc's libasan is LD_PRELOADed, and libstdc++ with it: ASan
+# resolves the real __cxa_throw when it starts, and with libstdc++ loaded only
+# later (by torch) the first C++ exception dies in ASan's interceptor
+# ("CHECK failed ... real___cxa_throw != 0"); leaks are not reported
 # (CPython and torch keep allocations to exit); protect_shadow_gap=0 for the
 # PJRT plugin's large mappings; reports go to build/asan-py/asan.PID (pytest
 # captures stderr). Pass PYTEST_ARGS to run a part of the suite:
@@ -108,7 +111,7 @@ test: test-c test-py
 ASAN_PY    := $(BUILD)/asan-py
 ASAN_PY_SO := $(ASAN_PY)/torch_tpu/_C$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PYTEST_ARGS ?= tests
-ASAN_PY_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+ASAN_PY_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so):$$(gcc -print-file-name=libstdc++.so.6)" \
               ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_PY)/asan \
               UBSAN_OPTIONS=print_stacktrace=1 PYTHONPATH=$(CURDIR)/$(ASAN_PY)
 

@@ -107,7 +107,7 @@ static bool sbuf_reserve(tt_sbuf_t* b, size_t extra) {
 
 void tt_sbuf_appendn(tt_sbuf_t* b, const char* s, size_t n) {
   if (!sbuf_reserve(b, n)) return;
-  memcpy(b->data + b->len, s, n);
+  if (n) memcpy(b->data + b->len, s, n); /* s may be NULL when n == 0 (an empty int[]) */
   b->len += n;
   b->data[b->len] = 0;
 }
