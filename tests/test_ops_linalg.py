@@ -3,7 +3,7 @@ Cholesky, triangular solves, LU and what is built on it, LDL, matrix_exp."""
 import pytest
 import torch
 
-from tests.ops_util import check, check_grad, dev, make
+from ops_util import check, check_grad, dev, make
 
 TOL = dict(rtol=1e-5, atol=1e-5)  # CPU's LAPACK/BLAS block their sums differently
 
