@@ -31,9 +31,10 @@ class Laid:
     """A tensor laid out as `kind` inside a larger base, the same on CPU and on tpu."""
 
     def __init__(self, x, kind, rng):
-        self.kind = kind if (kind != "transposed" or x.dim() >= 2) else "contiguous"
+        self.kind = "contiguous" if (kind == "transposed" and x.dim() < 2) or \
+            (kind == "strided" and x.dim() < 1) else kind
         shape = tuple(x.shape)
-        if self.kind == "strided" and x.dim() >= 1:
+        if self.kind == "strided":
             big = rand_values(rng, shape[:-1] + (2 * shape[-1] + 1,), x.dtype)
             self.view = lambda t: t[..., 1::2]
         elif self.kind == "transposed":
@@ -63,7 +64,7 @@ def rand_shape(rng, rank_lo=1, rank_hi=4, hi=5):
 
 
 def rand_index(rng, n, size, dtype, unique=False):
-    """n indices into a dim of `size` (negative ones too where CPU allows them)."""
+    """n indices in [0, size), int32 or int64; unique: without repeats."""
     if unique:
         vals = rng.sample(range(size), min(n, size))
     else:
