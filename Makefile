@@ -90,8 +90,10 @@ bridge: $(BUILD)/.bridge
 demo: bridge
 	$(PY) examples/train_mlp.py
 
+# The disk cache of the suite's processes: under build/, never the user's.
+TEST_ENV = TORCH_TPU_CACHE_DIR=$(CURDIR)/$(BUILD)/cache
 test-py: bridge
-	$(PY) -m pytest -q tests
+	$(TEST_ENV) $(PY) -m pytest -q tests
 
 test: test-c test-py
 

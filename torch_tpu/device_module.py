@@ -172,9 +172,46 @@ def memory_stats(device=None):
         "compile_cache.hits": s["cache_hits"],
         "compile_cache.misses": s["cache_misses"],
         "compile_cache.entries": s["cache_entries"],
+        "compile_cache.evictions": s["cache_evictions"],
+        "compile_cache.max_entries": s["cache_max_entries"],
         "compile_cache.compile_seconds": s["compile_seconds"],
         "executions": s["executions"],
     }
+
+
+# ---- compilation cache ------------------------------------------------------------
+
+def _get_cache_stats():
+    """The compilation cache since the process started: ``requests`` (programs
+    asked for), ``memory_hits`` (tier 1), ``disk_hits`` (tier 2: loaded from
+    ``TORCH_TPU_CACHE_DIR``), ``misses`` (compiled), ``compile_seconds``,
+    ``disk_writes``, ``disk_rejected`` (entries found but refused: damaged,
+    truncated, of another plugin; recompiled), ``disk_errors`` (I/O failures,
+    ignored), ``entries`` and ``evictions`` (tier 1), ``disk_dir`` (None when
+    tier 2 is off: ``TORCH_TPU_DISK_CACHE=0``, an unusable directory, or a
+    plugin that cannot serialize), ``dumped`` (files in ``TORCH_TPU_DUMP_DIR``)."""
+    s = _C._stats(-1)
+    return {
+        "requests": s["cache_hits"] + s["cache_misses"],
+        "memory_hits": s["cache_hits"],
+        "disk_hits": s["disk_hits"],
+        "misses": s["compiles"],
+        "compile_seconds": s["compile_seconds"],
+        "disk_writes": s["disk_writes"],
+        "disk_rejected": s["disk_rejected"],
+        "disk_errors": s["disk_errors"],
+        "entries": s["cache_entries"],
+        "evictions": s["cache_evictions"],
+        "disk_dir": s["disk_dir"],
+        "dumped": s["dumped"],
+    }
+
+
+def _clear_cache(disk=True):
+    """Drops every compiled program kept in memory and, with ``disk`` (the
+    default), the entries of the disk cache's directory. Recorded Fused Eager
+    ops run first. Programs compile again when next needed."""
+    _C._clear_cache(bool(disk))
 
 
 def memory_allocated(device=None):

@@ -38,9 +38,25 @@ py::dict stats(int device) {
   d["cache_hits"] = s.cache_hits;
   d["cache_misses"] = s.cache_misses;
   d["cache_entries"] = s.cache_entries;
+  d["cache_evictions"] = s.cache_evictions;
+  d["cache_max_entries"] = s.cache_max_entries;
   d["compile_seconds"] = s.compile_seconds;
+  d["compiles"] = s.compiles;
+  d["disk_enabled"] = s.disk_enabled;
+  d["disk_hits"] = s.disk_hits;
+  d["disk_misses"] = s.disk_misses;
+  d["disk_writes"] = s.disk_writes;
+  d["disk_rejected"] = s.disk_rejected;
+  d["disk_errors"] = s.disk_errors;
+  d["dumped"] = s.dumped;
+  const char* dir = tt_runtime_cache_dir(runtime());
+  d["disk_dir"] = dir ? py::object(py::str(dir)) : py::object(py::none());
   d["executions"] = s.executions;
   d["bytes_reserved"] = s.bytes_reserved;
+  d["fused_flushes"] = s.fused_flushes;
+  d["fused_ops"] = s.fused_ops;
+  d["fused_replays"] = s.fused_replays;
+  d["pending_ops"] = s.pending_ops;
   return d;
 }
 
@@ -83,8 +99,19 @@ PYBIND11_MODULE(_C, m) {
     return py::make_tuple(free_b, total);
   });
   m.def("_reset_peak", [](int d) { tt_runtime_reset_peak(runtime(), d); });
-  m.def("_set_mode", [](int mode) { tt_runtime_set_mode((tt_mode_t)mode); });
   m.def("_get_mode", [] { return (int)tt_runtime_mode(); });
+  m.def("_thread_mode", [] { return tt_runtime_thread_mode(); });
+  m.def("_set_thread_mode", [](int mode) { tt_runtime_set_thread_mode(mode); });
+  m.def("_process_mode", [] { return tt_runtime_process_mode(); });
+  m.def("_set_process_mode", [](int mode) { tt_runtime_set_process_mode(mode); });
+  m.def("_flush", [] {
+    py::gil_scoped_release nogil;
+    TT_CHECK_STATUS(tt_runtime_flush(runtime()), "flush");
+  });
+  m.def("_clear_cache", [](bool disk) {
+    py::gil_scoped_release nogil;
+    TT_CHECK_STATUS(tt_runtime_clear_cache(runtime(), disk), "clear_cache");
+  });
   m.def("_set_cpu_fallback", &set_cpu_fallback);
   m.def("_cpu_fallback_enabled", &cpu_fallback_enabled);
   m.def("_default_generator", [](int d) {

@@ -21,12 +21,23 @@ static const tt_env_info_t k_env[] = {
     [TT_ENV_CPU_FALLBACK] = {"TORCH_TPU_CPU_FALLBACK", "0",
                              "1: run ops the tpu device lacks on the CPU (warns once per op)"},
     [TT_ENV_CACHE_DIR] = {"TORCH_TPU_CACHE_DIR", NULL,
-                          "directory of the persistent compilation cache"},
+                          "directory of the persistent compilation cache (default ~/.cache/torch_tpu)"},
     [TT_ENV_DUMP_HLO] = {"TORCH_TPU_DUMP_HLO", "0",
                          "1: print every StableHLO program before it is compiled"},
     [TT_ENV_MEMORY_LIMIT] = {"TORCH_TPU_MEMORY_LIMIT", NULL,
                              "bytes each device may hold (e.g. 8G, 512M); default: the plugin's "
                              "memory limit, or the host's physical memory for the CPU plugin"},
+    [TT_ENV_CACHE_MAX_PROGRAMS] = {"TORCH_TPU_CACHE_MAX_PROGRAMS", NULL,
+                                   "compiled programs kept in memory (least recently used ones "
+                                   "are dropped beyond it); default 4096, fewer when the "
+                                   "kernel's vm.max_map_count is low"},
+    [TT_ENV_FUSE_MAX_OPS] = {"TORCH_TPU_FUSE_MAX_OPS", "2048",
+                             "Fused Eager: ops recorded before the graph runs as one program"},
+    [TT_ENV_DISK_CACHE] = {"TORCH_TPU_DISK_CACHE", "1",
+                           "0: no compiled executables on disk (TORCH_TPU_CACHE_DIR unused)"},
+    [TT_ENV_DUMP_DIR] = {"TORCH_TPU_DUMP_DIR", NULL,
+                         "directory: the StableHLO text of every program compiled (or loaded "
+                         "from the disk cache) is written there, one .mlir file each"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

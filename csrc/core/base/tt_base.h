@@ -143,6 +143,10 @@ typedef enum tt_env_var {
   TT_ENV_CACHE_DIR,          /* TORCH_TPU_CACHE_DIR */
   TT_ENV_DUMP_HLO,           /* TORCH_TPU_DUMP_HLO=1: print each program */
   TT_ENV_MEMORY_LIMIT,       /* TORCH_TPU_MEMORY_LIMIT: bytes per device (8G, 512M) */
+  TT_ENV_CACHE_MAX_PROGRAMS, /* TORCH_TPU_CACHE_MAX_PROGRAMS: compiled programs kept in memory */
+  TT_ENV_FUSE_MAX_OPS,       /* TORCH_TPU_FUSE_MAX_OPS: Fused Eager's graph-size limit */
+  TT_ENV_DISK_CACHE,         /* TORCH_TPU_DISK_CACHE=0: no executables on disk (cache tier 2) */
+  TT_ENV_DUMP_DIR,           /* TORCH_TPU_DUMP_DIR: write every compiled program there */
   TT_ENV_COUNT,
 } tt_env_var_t;
 

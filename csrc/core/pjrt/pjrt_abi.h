@@ -83,9 +83,11 @@ typedef enum tt_abi_slot {
   TT_SLOT_DEVICE_MEMORYSTATS = 34,
   TT_SLOT_EXECUTABLE_DESTROY = 40,
   TT_SLOT_EXECUTABLE_NUMOUTPUTS = 44,
+  TT_SLOT_EXECUTABLE_SERIALIZE = 49,
   TT_SLOT_LOADEDEXEC_DESTROY = 50,
   TT_SLOT_LOADEDEXEC_GETEXECUTABLE = 51,
   TT_SLOT_LOADEDEXEC_EXECUTE = 55,
+  TT_SLOT_EXECUTABLE_DESERIALIZEANDLOAD = 56,
   TT_SLOT_BUFFER_DESTROY = 58,
   TT_SLOT_BUFFER_ELEMENTTYPE = 59,
   TT_SLOT_BUFFER_DIMENSIONS = 60,
@@ -445,6 +447,42 @@ TT_ABI_AT(tt_abi_memory_stats_args_t, bytes_in_use, 24);
 TT_ABI_AT(tt_abi_memory_stats_args_t, bytes_limit, 80);
 TT_ABI_AT(tt_abi_memory_stats_args_t, bytes_limit_is_set, 88);
 TT_ABI_CHECK(tt_abi_memory_stats_args_t, peak_pool_bytes_is_set, 185);
+
+/* Executable_Serialize: the bytes live until the plugin's deleter is called
+ * on `serialized` (exactly once). */
+typedef struct tt_abi_serialized tt_abi_serialized_t;
+typedef struct tt_abi_serialize_args {
+  TT_ABI_HEAD;
+  const tt_abi_executable_t* executable;
+  const char* bytes;                            /* out, backed by `serialized` */
+  size_t bytes_size;                            /* out */
+  tt_abi_serialized_t* serialized;              /* out, owned: free with `deleter` */
+  void (*deleter)(tt_abi_serialized_t* serialized); /* out */
+} tt_abi_serialize_args_t;
+TT_ABI_AT(tt_abi_serialize_args_t, executable, 16);
+TT_ABI_AT(tt_abi_serialize_args_t, bytes, 24);
+TT_ABI_AT(tt_abi_serialize_args_t, bytes_size, 32);
+TT_ABI_AT(tt_abi_serialize_args_t, serialized, 40);
+TT_ABI_CHECK(tt_abi_serialize_args_t, deleter, 56);
+
+/* Executable_DeserializeAndLoad: bytes from Executable_Serialize of the same
+ * plugin build. override_options (API >= 0.71): a serialized
+ * xla.CompileOptionsProto replacing the one stored in the bytes, NULL: keep. */
+typedef struct tt_abi_deserialize_args {
+  TT_ABI_HEAD;
+  tt_abi_client_t* client;
+  const char* bytes;
+  size_t bytes_size;
+  tt_abi_loaded_exec_t* executable; /* out */
+  const char* override_options;
+  size_t override_options_size;
+} tt_abi_deserialize_args_t;
+TT_ABI_AT(tt_abi_deserialize_args_t, client, 16);
+TT_ABI_AT(tt_abi_deserialize_args_t, bytes, 24);
+TT_ABI_AT(tt_abi_deserialize_args_t, bytes_size, 32);
+TT_ABI_AT(tt_abi_deserialize_args_t, executable, 40);
+TT_ABI_AT(tt_abi_deserialize_args_t, override_options, 48);
+TT_ABI_CHECK(tt_abi_deserialize_args_t, override_options_size, 64);
 
 #undef TT_ABI_HEAD
 #endif /* TT_PJRT_ABI_H_ */

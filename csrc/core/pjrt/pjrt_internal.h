@@ -22,6 +22,10 @@ struct tt_pjrt_exec {
   size_t num_outputs;
 };
 
+/* Wraps a loaded executable (ownership passes in, also on failure) as a
+ * tt_pjrt_exec_t with its output count: what compile and deserialize return. */
+tt_status_t tt__pjrt_exec_wrap(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, tt_pjrt_exec_t** out);
+
 /* Our handles are the plugin's handles, cast. */
 static inline tt_abi_buffer_t* tt__buf(tt_pjrt_buffer_t* b) { return (tt_abi_buffer_t*)b; }
 

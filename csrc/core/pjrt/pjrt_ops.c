@@ -142,6 +142,11 @@ void tt_pjrt_buffer_destroy(tt_pjrt_t* p, tt_pjrt_buffer_t* b) {
  * (execute_device), so one executable runs on any device of the client. */
 static const char k_compile_options[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01, 0x20, 0x01};
 
+const void* tt_pjrt_compile_options(size_t* len) {
+  *len = sizeof(k_compile_options);
+  return k_compile_options;
+}
+
 static tt_status_t tt__num_outputs(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, size_t* out) {
   tt_abi_handle2_args_t g = {.struct_size = TT_ABI_SIZE(tt_abi_handle2_args_t, out), .in = le};
   TT_RETURN_IF_ERROR(tt__pjrt_call(p->api, TT_SLOT_LOADEDEXEC_GETEXECUTABLE, &g));
@@ -158,10 +163,26 @@ static tt_status_t tt__num_outputs(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, size_
   return st2;
 }
 
-tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out) {
+tt_status_t tt__pjrt_exec_wrap(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, tt_pjrt_exec_t** out) {
   *out = NULL;
   tt_pjrt_exec_t* e = calloc(1, sizeof(*e));
-  if (!e) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!e) {
+    tt_abi_handle_args_t a = {.struct_size = TT_ABI_SIZE(tt_abi_handle_args_t, handle), .handle = le};
+    tt_status_free(tt__pjrt_call(p->api, TT_SLOT_LOADEDEXEC_DESTROY, &a));
+    return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  e->loaded = le;
+  tt_status_t st = tt__num_outputs(p, le, &e->num_outputs);
+  if (st) {
+    tt_pjrt_exec_destroy(p, e);
+    return st;
+  }
+  *out = e;
+  return NULL;
+}
+
+tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out) {
+  *out = NULL;
   tt_abi_program_t prog = {.struct_size = TT_ABI_SIZE(tt_abi_program_t, format_size),
                            .code = code,
                            .code_size = code_size,
@@ -173,18 +194,8 @@ tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt
                              .compile_options = k_compile_options,
                              .compile_options_size = sizeof(k_compile_options)};
   tt_status_t st = tt__pjrt_call(p->api, TT_SLOT_CLIENT_COMPILE, &a);
-  if (st) {
-    free(e);
-    return tt_status_annotate(st, "compiling StableHLO on %s", p->info.platform_name);
-  }
-  e->loaded = a.executable;
-  st = tt__num_outputs(p, e->loaded, &e->num_outputs);
-  if (st) {
-    tt_pjrt_exec_destroy(p, e);
-    return st;
-  }
-  *out = e;
-  return NULL;
+  if (st) return tt_status_annotate(st, "compiling StableHLO on %s", p->info.platform_name);
+  return tt__pjrt_exec_wrap(p, a.executable, out);
 }
 
 void tt_pjrt_exec_destroy(tt_pjrt_t* p, tt_pjrt_exec_t* e) {

@@ -78,6 +78,34 @@ tt_status_t tt_pjrt_memory_limit(tt_pjrt_t* p, int device, int64_t* out);
 tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out);
 void tt_pjrt_exec_destroy(tt_pjrt_t* p, tt_pjrt_exec_t* e); /* NULL-safe */
 size_t tt_pjrt_exec_num_outputs(tt_pjrt_t* p, tt_pjrt_exec_t* e);
+/* The serialized xla.CompileOptionsProto that tt_pjrt_compile passes
+ * (static bytes): part of every persistent cache key. */
+const void* tt_pjrt_compile_options(size_t* len);
+
+/* ---- executables on disk (pjrt_serialize.c) ----------------------------------
+ * Does the plugin have the slots to serialize and load executables? Both CPU
+ * plugins (0.81, 0.115) do. Without them the two functions below return
+ * TT_UNIMPLEMENTED. */
+bool tt_pjrt_can_serialize(tt_pjrt_t* p);
+/* The plugin's bytes for `e` (borrowed), as a malloc'd copy: *bytes is owned
+ * by the caller (free). They load only into the same plugin build
+ * (tt_pjrt_identity says which). */
+tt_status_t tt_pjrt_exec_serialize(tt_pjrt_t* p, tt_pjrt_exec_t* e, void** bytes, size_t* len);
+/* Loads bytes from tt_pjrt_exec_serialize (of any client of the same plugin
+ * build, in any process) into p: an owned executable, as tt_pjrt_compile
+ * returns (portable, same output count). Foreign or damaged bytes are a
+ * status (the plugin's diagnostic), never a crash as far as the plugin
+ * checks them: callers verify a checksum first. */
+tt_status_t tt_pjrt_exec_deserialize(tt_pjrt_t* p, const void* bytes, size_t len,
+                                     tt_pjrt_exec_t** out);
+/* A text naming the plugin build and the host it compiles for, for
+ * persistent cache keys: plugin path (resolved), file size and mtime, PJRT
+ * API version, platform name and version, and for the CPU platform the host
+ * architecture and a hash of its CPU feature flags (/proc/cpuinfo). Equal in
+ * every process on one machine with the same files. TT_OUT_OF_RANGE if it
+ * does not fit in `cap` bytes (with the NUL); 1024 always suffice beyond the
+ * path's length. */
+tt_status_t tt_pjrt_identity(tt_pjrt_t* p, char* buf, size_t cap);
 
 /* Runs `e` on `device` with `nargs` argument buffers (borrowed; they must live
  * on `device`, or the plugin refuses). On success

@@ -1,7 +1,11 @@
 /* In-memory executable cache: open addressing on a 64-bit hash, full keys
- * compared byte for byte. */
+ * compared byte for byte, at most max_count entries (least recently used
+ * ones are dropped beyond it). */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -53,15 +57,169 @@ tt_status_t tt__cache_insert(tt_exec_cache_t* c, const void* key, size_t len, ui
   return NULL;
 }
 
+static void entry_free(tt_cache_entry_t* e, tt_pjrt_t* p) {
+  tt_pjrt_exec_destroy(p, e->exec);
+  free(e->key);
+  for (int k = 0; k < e->nchecks; k++) free(e->check_msgs[k]);
+  free(e->check_msgs);
+  free(e->check_codes);
+  free(e->check_ops);
+}
+
+tt_status_t tt__cache_set_checks(tt_cache_entry_t* e, int n, const int* codes, char** msgs,
+                                 const char** ops) {
+  if (n == 0) return NULL;
+  e->check_codes = malloc(sizeof(int) * (size_t)n);
+  e->check_msgs = malloc(sizeof(char*) * (size_t)n);
+  e->check_ops = malloc(sizeof(char*) * (size_t)n);
+  if (!e->check_codes || !e->check_msgs || !e->check_ops) {
+    free(e->check_codes);
+    free(e->check_msgs);
+    free(e->check_ops);
+    e->check_codes = NULL;
+    e->check_msgs = NULL;
+    e->check_ops = NULL;
+    for (int k = 0; k < n; k++) free(msgs[k]);
+    return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory (executable cache)");
+  }
+  memcpy(e->check_codes, codes, sizeof(int) * (size_t)n);
+  memcpy(e->check_msgs, msgs, sizeof(char*) * (size_t)n);
+  memcpy(e->check_ops, ops, sizeof(char*) * (size_t)n);
+  e->nchecks = n;
+  return NULL;
+}
+
 void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p) {
+  for (size_t j = 0; j < c->cap; j++)
+    if (c->slots[j].exec) entry_free(&c->slots[j], p);
+  free(c->slots);
+  size_t max = c->max_count;
+  memset(c, 0, sizeof(*c));
+  c->max_count = max;
+}
+
+#define TT_CACHE_DEFAULT_MAX 4096
+#define TT_MAPS_PER_PROGRAM 12 /* measured ~3 on the CPU plugin; the rest is headroom */
+
+size_t tt__cache_limit(void) {
+  int64_t env = tt_env_int(TT_ENV_CACHE_MAX_PROGRAMS, 0);
+  if (env > 0) return (size_t)env;
+  size_t lim = TT_CACHE_DEFAULT_MAX;
+  FILE* f = fopen("/proc/sys/vm/max_map_count", "r");
+  long long maps = 0;
+  if (f) {
+    if (fscanf(f, "%lld", &maps) != 1) maps = 0;
+    fclose(f);
+  }
+  if (maps > 0 && (size_t)(maps / TT_MAPS_PER_PROGRAM) < lim) lim = (size_t)(maps / TT_MAPS_PER_PROGRAM);
+  return lim < 64 ? 64 : lim;
+}
+
+static int cmp_u64(const void* a, const void* b) {
+  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Waits for every computation that may still run an executable: the pending
+ * outputs and device-side checks. Errors stay where they are (the storages
+ * still report them at the next sync). */
+static void await_in_flight(tt_runtime_t* rt) {
+  for (tt_storage_t* s = rt->live.next; s != &rt->live; s = s->next)
+    if (s->pending && s->buf) tt_status_free(tt_pjrt_buffer_await(rt->pjrt, s->buf));
+  for (size_t i = 0; i < rt->nchecks; i++)
+    tt_status_free(tt_pjrt_buffer_await(rt->pjrt, rt->checks[i].buf));
+}
+
+void tt__cache_make_room(tt_runtime_t* rt) {
+  tt_exec_cache_t* c = &rt->cache;
+  if (!c->max_count || c->count < c->max_count) return;
+  uint64_t* uses = malloc(c->count * sizeof(*uses));
+  tt_cache_entry_t* slots = calloc(c->cap, sizeof(*slots));
+  if (!uses || !slots) { /* no memory to rebuild: keep everything */
+    free(uses);
+    free(slots);
+    return;
+  }
+  size_t n = 0;
+  for (size_t j = 0; j < c->cap; j++)
+    if (c->slots[j].exec) uses[n++] = c->slots[j].last_use;
+  qsort(uses, n, sizeof(*uses), cmp_u64);
+  size_t drop = n / 4 ? n / 4 : 1;
+  uint64_t cut = uses[drop - 1]; /* entries used at or before `cut` go */
+  free(uses);
+  await_in_flight(rt);
+  size_t kept = 0;
   for (size_t j = 0; j < c->cap; j++) {
-    if (!c->slots[j].exec) continue;
-    tt_pjrt_exec_destroy(p, c->slots[j].exec);
-    free(c->slots[j].key);
-    for (int k = 0; k < c->slots[j].nchecks; k++) free(c->slots[j].check_msgs[k]);
+    tt_cache_entry_t* e = &c->slots[j];
+    if (!e->exec) continue;
+    if (e->last_use <= cut) {
+      entry_free(e, rt->pjrt);
+      c->evictions++;
+      continue;
+    }
+    size_t i = e->hash & (c->cap - 1);
+    while (slots[i].exec) i = (i + 1) & (c->cap - 1);
+    slots[i] = *e;
+    kept++;
   }
   free(c->slots);
-  memset(c, 0, sizeof(*c));
+  c->slots = slots;
+  c->count = kept;
+}
+
+void tt__cache_drop_all(tt_runtime_t* rt) {
+  if (!rt->cache.count) return;
+  await_in_flight(rt);
+  rt->cache.evictions += (int64_t)rt->cache.count;
+  tt__cache_clear(&rt->cache, rt->pjrt);
+}
+
+/* ---- tier 2 and the dump directory ---------------------------------------------- */
+
+/* "<dir>/<n>-<name>-<hash>.mlir", name reduced to [A-Za-z0-9._-] */
+static void dump_program(tt_runtime_t* rt, const char* name, const tt_sbuf_t* text) {
+  if (!rt->dump_dir) return;
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  tt_sbuf_printf(&path, "%s/%06lld-", rt->dump_dir, (long long)rt->dumped);
+  for (const char* c = name; *c && path.len < 4096; c++) {
+    char ch = *c;
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-';
+    tt_sbuf_appendn(&path, ok ? &ch : "_", 1);
+  }
+  tt_sbuf_printf(&path, "-%016llx.mlir",
+                 (unsigned long long)tt_hash_bytes(text->data, text->len, 0));
+  if (!path.oom) {
+    mkdir(rt->dump_dir, 0755); /* one level; an error shows as the fopen below failing */
+    FILE* f = fopen(path.data, "w");
+    if (f) {
+      if (fwrite(text->data, 1, text->len, f) == text->len) rt->dumped++;
+      fclose(f);
+    } else if (!rt->dump_warned) {
+      fprintf(stderr, "[torch_tpu] TORCH_TPU_DUMP_DIR: cannot write %s: %s\n", path.data,
+              strerror(errno));
+      rt->dump_warned = true;
+    }
+  }
+  tt_sbuf_free(&path);
+}
+
+tt_status_t tt__cache_compile(tt_runtime_t* rt, const char* name, const tt_sbuf_t* text,
+                              tt_pjrt_exec_t** out, double* secs) {
+  *out = NULL;
+  *secs = 0;
+  dump_program(rt, name, text);
+  /* the disk key is the program text itself: nothing of this process in it */
+  TT_RETURN_IF_ERROR(tt_disk_cache_get(rt->disk, text->data, text->len, out));
+  if (*out) return NULL;
+  double t0 = tt__now();
+  tt_status_t st = tt_pjrt_compile(rt->pjrt, text->data, text->len, out);
+  *secs = tt__now() - t0;
+  if (st) return st;
+  rt->compiles++;
+  rt->compile_seconds += *secs;
+  return tt_disk_cache_put(rt->disk, text->data, text->len, *out);
 }
 
 /* ---- device-side checks ------------------------------------------------------- */
@@ -84,7 +242,14 @@ tt_status_t tt__checks_push(tt_runtime_t* rt, tt_cache_entry_t* e, tt_pjrt_buffe
       tt_pjrt_buffer_destroy(rt->pjrt, bufs[i]);
       continue;
     }
-    rt->checks[rt->nchecks++] = (tt_pending_check_t){bufs[i], e->check_codes[i], e->check_msgs[i], op};
+    char* msg = strdup(e->check_msgs[i] ? e->check_msgs[i] : "");
+    if (!msg) {
+      tt_pjrt_buffer_destroy(rt->pjrt, bufs[i]);
+      first = tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory (checks)");
+      continue;
+    }
+    rt->checks[rt->nchecks++] =
+        (tt_pending_check_t){bufs[i], e->check_codes[i], msg, e->check_ops[i] ? e->check_ops[i] : op};
   }
   return first;
 }
@@ -98,6 +263,7 @@ tt_status_t tt__checks_drain(tt_runtime_t* rt) {
     tt_pjrt_buffer_destroy(rt->pjrt, c->buf);
     if (!st && failed) st = tt_status_make((tt_code_t)c->code, "%s: %s", c->op, c->message);
     else if (st) st = tt_status_annotate(st, "error in asynchronous op %s", c->op);
+    free(c->message);
     if (st && !first) first = st;
     else tt_status_free(st);
   }

@@ -1,19 +1,19 @@
-/* One op call: key the signature, find or build+compile the program, run it,
- * install the results into the output storages (DESIGN §6, Strict/Debug).
+/* Running op calls: key the signature of a sequence of calls, find or
+ * build+compile its program, run it, install the results into the output
+ * storages (DESIGN §6). Strict/Debug Eager run sequences of one call; a Fused
+ * Eager flush (fuse.c) runs every call recorded in the graph as one program.
  *
- * A program's parameters are: one 1-D buffer per distinct storage it reads
- * (or partially writes), then the runtime values in argument order (dynamic
- * view offsets, Scalars, host 0-dim tensors, the RNG state). Its results are
- * the new buffers of the distinct output storages. */
+ * A program's parameters are: one 1-D buffer per distinct storage whose
+ * value from before the program it reads (or partially writes), then the
+ * runtime values in argument order (dynamic view offsets, Scalars, host 0-dim
+ * tensors, RNG states). Its results are the new buffers of the storages it
+ * writes (in a fused program: those PyTorch still holds), then the device-side
+ * checks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-#define MAX_ST 256
-#define MAX_EXTRA 1024
-#define MAX_OUT 256
 
 typedef struct extra {
   tt_type_t type;
@@ -21,32 +21,63 @@ typedef struct extra {
   bool owned;
 } extra_t;
 
+/* Per distinct storage of a program. */
+typedef struct pst {
+  tt_storage_t* s;
+  bool param;       /* its value from before the program is read: passed in */
+  bool has_val;     /* pass 1: the program has written it so far */
+  bool result;      /* its final value is a result */
+  tt_dtype_t dtype; /* pass 1: the type of its current value */
+  int64_t numel;
+  const char* producer; /* the op that wrote it last */
+} pst_t;
+
+typedef struct pout { /* per output of each call */
+  int st;             /* storage index, -1: dropped */
+  bool full;
+  int extra;          /* dynamic offset param, or -1 */
+} pout_t;
+
 typedef struct plan {
   tt_runtime_t* rt;
-  const tt_call_t* call;
+  const tt_call_t* const* calls;
+  int ncalls;
+  bool fused;        /* results: only storages PyTorch still holds */
+  uint64_t serial;   /* marks the storages of this plan (s->plan_serial) */
   tt_sbuf_t key;
-  tt_storage_t* st[MAX_ST];
-  bool st_param[MAX_ST]; /* read, or partially written: passed in */
-  int nst;
-  extra_t extra[MAX_EXTRA];
-  int nextra;
+  pst_t* st;
+  int nst, capst;
+  extra_t* extra;
+  int nextra, capextra;
   /* decisions of pass 1, replayed by pass 2: per tensor occurrence */
-  int16_t occ_st[MAX_EXTRA];
-  int16_t occ_extra[MAX_EXTRA]; /* offset param, or -1 */
-  int nocc;
-  int out_st[MAX_OUT];
-  bool out_full[MAX_OUT];
-  int out_extra[MAX_OUT];
-  bool device_error;   /* the failure is the device's (execution, failed input) */
-  int res_st[MAX_OUT]; /* distinct output storages */
-  tt_dtype_t res_dtype[MAX_OUT];
-  int64_t res_numel[MAX_OUT];
-  int nres;
-  /* device-side checks of a program built by this call (moved into its entry) */
+  struct occ { int st, extra; /* offset param, or -1 */ } * occ;
+  int nocc, capocc;
+  int* call_extra0; /* per call: its first extra */
+  int capcalls;
+  pout_t* out;    /* all outputs of all calls, in order */
+  int nout, capout;
+  int* res_st;    /* storages with a result, in result order */
+  int nres, capres;
+  bool device_error; /* the failure is the device's (execution, failed input) */
+  /* device-side checks of a program built by this plan (moved into its entry) */
   int nchecks;
-  int check_codes[TT_MAX_CHECKS];
-  char* check_msgs[TT_MAX_CHECKS];
+  int* check_codes;
+  char** check_msgs;
+  const char** check_ops;
 } plan_t;
+
+#define GROW(p, cnt, cap, need)                                                  \
+  grow_array((void**)&(p), &(cap), (need), sizeof(*(p)))
+static bool grow_array(void** arr, int* cap, int need, size_t elem) {
+  if (need <= *cap) return true;
+  int c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void* n = realloc(*arr, elem * (size_t)c);
+  if (!n) return false;
+  *arr = n;
+  *cap = c;
+  return true;
+}
 
 static void key_put(plan_t* p, const void* data, size_t n) { tt_sbuf_appendn(&p->key, data, n); }
 #define KEY(p, v)                 \
@@ -55,24 +86,42 @@ static void key_put(plan_t* p, const void* data, size_t n) { tt_sbuf_appendn(&p-
     key_put((p), &k__, sizeof k__); \
   } while (0)
 
-static int storage_index(plan_t* p, tt_storage_t* s, bool param) {
-  int i = 0;
-  while (i < p->nst && p->st[i] != s) i++;
-  if (i == p->nst) {
-    if (p->nst == MAX_ST) return -1;
-    p->st[p->nst] = s;
-    p->st_param[p->nst++] = false;
-  }
-  if (param) p->st_param[i] = true;
-  return i;
+static tt_status_t oom(void) { return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory"); }
+
+/* The plan's index of s (added on first sight); -1: out of host memory. */
+static int storage_index(plan_t* p, tt_storage_t* s) {
+  if (s->plan_serial == p->serial) return s->plan_idx;
+  if (!GROW(p->st, p->nst, p->capst, p->nst + 1)) return -1;
+  pst_t* e = &p->st[p->nst];
+  memset(e, 0, sizeof(*e));
+  e->s = s;
+  s->plan_serial = p->serial;
+  s->plan_idx = p->nst;
+  return p->nst++;
 }
 
-static tt_status_t add_extra(plan_t* p, tt_dtype_t dt, const void* bytes, int* idx) {
-  if (p->nextra == MAX_EXTRA) return tt_status_make(TT_UNIMPLEMENTED, "too many op arguments");
+/* Storage si as it is before the program, read by it: materialized, passed in. */
+static tt_status_t use_initial(plan_t* p, int si, tt_dtype_t hint, const char* op) {
+  pst_t* e = &p->st[si];
+  if (e->has_val || e->param) return NULL;
+  tt_storage_t* s = e->s;
+  if (s->state == TT_STORAGE_FAILED) {
+    p->device_error = true;
+    return tt__storage_check(s, op);
+  }
+  TT_RETURN_IF_ERROR(tt__storage_materialize(s, hint));
+  e->param = true;
+  e->dtype = s->buf_dtype;
+  e->numel = s->buf_numel;
+  return NULL;
+}
+
+static tt_status_t add_extra(plan_t* p, int device, tt_dtype_t dt, const void* bytes, int* idx) {
+  if (!GROW(p->extra, p->nextra, p->capextra, p->nextra + 1)) return oom();
   extra_t* e = &p->extra[p->nextra];
   e->type = tt_type_scalar(dt);
   e->owned = false;
-  TT_RETURN_IF_ERROR(tt__scalar_buffer(p->rt, p->call->device, dt, bytes, &e->buf, &e->owned));
+  TT_RETURN_IF_ERROR(tt__scalar_buffer(p->rt, device, dt, bytes, &e->buf, &e->owned));
   *idx = p->nextra++;
   return NULL;
 }
@@ -87,30 +136,26 @@ static void key_view(plan_t* p, const tt_view_t* v, bool dyn_offset) {
 }
 
 /* pass 1 for one device tensor */
-static tt_status_t plan_tensor(plan_t* p, const tt_view_t* v) {
+static tt_status_t plan_tensor(plan_t* p, const tt_call_t* c, const tt_view_t* v) {
   tt_storage_t* s = v->storage;
-  if (s->device != p->call->device)
+  if (s->device != c->device)
     return tt_status_make(TT_INVALID_ARGUMENT,
                           "expected all tensors to be on the same device, but found tpu:%d and tpu:%d",
-                          p->call->device, s->device);
-  if (s->state == TT_STORAGE_FAILED) {
-    p->device_error = true;
-    return tt__storage_check(s, p->call->op->name);
-  }
-  TT_RETURN_IF_ERROR(tt__storage_materialize(s, v->dtype));
-  int si = storage_index(p, s, true);
-  if (si < 0 || p->nocc == MAX_EXTRA) return tt_status_make(TT_UNIMPLEMENTED, "too many tensors in one op");
+                          c->device, s->device);
+  int si = storage_index(p, s);
+  if (si < 0 || !GROW(p->occ, p->nocc, p->capocc, p->nocc + 1)) return oom();
+  TT_RETURN_IF_ERROR(use_initial(p, si, v->dtype, c->op->name));
   bool dyn = v->offset != 0 && tt__view_is_contiguous(v);
   int ei = -1;
-  if (dyn) TT_RETURN_IF_ERROR(add_extra(p, TT_I64, &v->offset, &ei));
-  p->occ_st[p->nocc] = (int16_t)si;
-  p->occ_extra[p->nocc++] = (int16_t)ei;
+  if (dyn) TT_RETURN_IF_ERROR(add_extra(p, c->device, TT_I64, &v->offset, &ei));
+  p->occ[p->nocc].st = si;
+  p->occ[p->nocc++].extra = ei;
   KEY(p, (int32_t)si);
   key_view(p, v, dyn);
   return NULL;
 }
 
-static tt_status_t plan_arg(plan_t* p, const tt_call_arg_t* a, bool as_out) {
+static tt_status_t plan_arg(plan_t* p, const tt_call_t* c, const tt_call_arg_t* a, bool as_out) {
   int32_t kind = as_out ? TT_ARG_OUT : (int32_t)a->kind;
   KEY(p, kind);
   int ei;
@@ -120,16 +165,16 @@ static tt_status_t plan_arg(plan_t* p, const tt_call_arg_t* a, bool as_out) {
       KEY(p, (int32_t)a->on_host);
       if (a->on_host) {
         KEY(p, (int32_t)a->sdtype);
-        return add_extra(p, a->sdtype, a->scalar.bytes, &ei);
+        return add_extra(p, c->device, a->sdtype, a->scalar.bytes, &ei);
       }
-      return plan_tensor(p, &a->view);
+      return plan_tensor(p, c, &a->view);
     case TT_ARG_SCALAR:
       KEY(p, (int32_t)a->sdtype);
-      return add_extra(p, a->sdtype, a->scalar.bytes, &ei);
+      return add_extra(p, c->device, a->sdtype, a->scalar.bytes, &ei);
     case TT_ARG_TENSORS:
     case TT_ARG_SCALARS:
       KEY(p, a->n);
-      for (int i = 0; i < a->n; i++) TT_RETURN_IF_ERROR(plan_arg(p, &a->list[i], false));
+      for (int i = 0; i < a->n; i++) TT_RETURN_IF_ERROR(plan_arg(p, c, &a->list[i], false));
       return NULL;
     case TT_ARG_INT:
     case TT_ARG_BOOL:
@@ -152,20 +197,31 @@ static tt_status_t plan_arg(plan_t* p, const tt_call_arg_t* a, bool as_out) {
   }
 }
 
-static tt_status_t plan_call(plan_t* p) {
-  const tt_call_t* c = p->call;
+static tt_status_t plan_one(plan_t* p, const tt_call_t* c) {
   KEY(p, (uintptr_t)c->op);
   KEY(p, c->nargs);
   KEY(p, c->nout);
   for (int i = 0; i < c->nargs; i++) {
     bool as_out = (i == 0 && (c->op->flags & TT_LF_WRITE_ONLY));
-    TT_RETURN_IF_ERROR(plan_arg(p, &c->args[i], as_out));
+    TT_RETURN_IF_ERROR(plan_arg(p, c, &c->args[i], as_out));
   }
-  if (c->nout > MAX_OUT) return tt_status_make(TT_UNIMPLEMENTED, "too many outputs");
+  /* extras: the arguments', the RNG state, then the partial writes' offsets */
+  if (c->op->flags & TT_LF_RNG) {
+    if (!GROW(p->extra, p->nextra, p->capextra, p->nextra + 1)) return oom();
+    extra_t* e = &p->extra[p->nextra++];
+    int64_t two = 2;
+    e->type = tt_type_make(TT_U64, 1, &two);
+    e->owned = true;
+    e->buf = NULL;
+    TT_RETURN_IF_ERROR(tt_pjrt_buffer_from_host(p->rt->pjrt, c->device, c->rng, &e->type, &e->buf));
+  }
+  if (!GROW(p->out, p->nout, p->capout, p->nout + c->nout)) return oom();
   for (int i = 0; i < c->nout; i++) {
     const tt_view_t* v = &c->outs[i];
     tt_storage_t* s = v->storage;
-    p->out_st[i] = -1;
+    pout_t* o = &p->out[p->nout++];
+    o->st = -1;
+    o->extra = -1;
     if (!s) { /* an output the caller does not want (e.g. output_mask): computed, dropped */
       KEY(p, (int32_t)-1);
       key_view(p, v, false);
@@ -173,58 +229,56 @@ static tt_status_t plan_call(plan_t* p) {
     }
     if (s->device != c->device)
       return tt_status_make(TT_INVALID_ARGUMENT, "output on tpu:%d, op on tpu:%d", s->device, c->device);
+    int si = storage_index(p, s);
+    if (si < 0) return oom();
     bool full = tt__view_is_full(v);
-    p->out_full[i] = full;
-    p->out_extra[i] = -1;
+    o->full = full;
     bool dyn = !full && v->offset != 0 && tt__view_is_contiguous(v);
     if (!full) {
-      if (s->state == TT_STORAGE_FAILED) {
-        /* a partial write keeps the rest of a failed storage: still failed */
-        p->device_error = true;
-        return tt__storage_check(s, c->op->name);
-      }
-      TT_RETURN_IF_ERROR(tt__storage_materialize(s, v->dtype));
-      if (dyn) TT_RETURN_IF_ERROR(add_extra(p, TT_I64, &v->offset, &p->out_extra[i]));
+      /* a partial write keeps the rest: of a failed storage, still failed */
+      TT_RETURN_IF_ERROR(use_initial(p, si, v->dtype, c->op->name));
+      if (dyn) TT_RETURN_IF_ERROR(add_extra(p, c->device, TT_I64, &v->offset, &o->extra));
     }
-    int si = storage_index(p, s, !full);
-    if (si < 0) return tt_status_make(TT_UNIMPLEMENTED, "too many storages in one op");
-    p->out_st[i] = si;
+    o->st = si;
     KEY(p, (int32_t)si);
     KEY(p, (int32_t)full);
     key_view(p, v, dyn);
-    /* result bookkeeping: the last write to a storage decides its dtype */
-    int r = 0;
-    while (r < p->nres && p->res_st[r] != si) r++;
-    bool fresh = r == p->nres;
-    if (fresh) p->nres++;
-    p->res_st[r] = si;
+    /* the value's type after this write (what view_write builds) */
+    pst_t* e = &p->st[si];
     if (full) {
-      p->res_dtype[r] = v->dtype;
-      p->res_numel[r] = tt_view_numel(v);
-    } else if (fresh && tt__write_retypes(s->buf_dtype, v->dtype)) {
-      p->res_dtype[r] = v->dtype; /* the buffer is rewritten in the view's dtype */
-      p->res_numel[r] = (int64_t)(s->nbytes / tt_dtype_size(v->dtype));
-    } else if (fresh) { /* written into the base buffer: keeps its type */
-      p->res_dtype[r] = s->buf_dtype;
-      p->res_numel[r] = s->buf_numel;
+      e->dtype = v->dtype;
+      e->numel = tt_view_numel(v);
+    } else if (tt__write_retypes(e->dtype, v->dtype)) {
+      e->dtype = v->dtype; /* the buffer is rewritten in the view's dtype */
+      e->numel = (int64_t)(s->nbytes / tt_dtype_size(v->dtype));
+    }
+    e->has_val = true;
+    e->producer = c->op->name;
+  }
+  return NULL;
+}
+
+static tt_status_t plan_calls(plan_t* p) {
+  if (!GROW(p->call_extra0, p->ncalls, p->capcalls, p->ncalls)) return oom();
+  for (int k = 0; k < p->ncalls; k++) {
+    p->call_extra0[k] = p->nextra;
+    TT_RETURN_IF_ERROR(plan_one(p, p->calls[k]));
+  }
+  /* results: every written storage (fused: that PyTorch still holds) */
+  for (int i = 0; i < p->nst; i++) {
+    pst_t* e = &p->st[i];
+    e->result = e->has_val && (!p->fused || e->s->user_alive || e->s->graph_refs > 0);
+    KEY(p, (int32_t)(e->param | (e->result << 1)));
+    if (e->param) {
+      KEY(p, (int32_t)e->s->buf_dtype);
+      KEY(p, e->s->buf_numel);
+    }
+    if (e->result) {
+      if (!GROW(p->res_st, p->nres, p->capres, p->nres + 1)) return oom();
+      p->res_st[p->nres++] = i;
     }
   }
-  if (c->op->flags & TT_LF_RNG) {
-    if (p->nextra == MAX_EXTRA) return tt_status_make(TT_UNIMPLEMENTED, "too many op arguments");
-    extra_t* e = &p->extra[p->nextra++];
-    int64_t two = 2;
-    e->type = tt_type_make(TT_U64, 1, &two);
-    e->owned = true;
-    TT_RETURN_IF_ERROR(tt_pjrt_buffer_from_host(p->rt->pjrt, c->device, c->rng, &e->type, &e->buf));
-  }
-  /* storage buffer types are part of the signature */
-  for (int i = 0; i < p->nst; i++) {
-    KEY(p, (int32_t)p->st_param[i]);
-    if (!p->st_param[i]) continue;
-    KEY(p, (int32_t)p->st[i]->buf_dtype);
-    KEY(p, p->st[i]->buf_numel);
-  }
-  if (p->key.oom) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (p->key.oom) return oom();
   return NULL;
 }
 
@@ -233,8 +287,8 @@ static tt_status_t plan_call(plan_t* p) {
 typedef struct build {
   plan_t* p;
   tt_shlo_fn_t* f;
-  tt_val_t st_val[MAX_ST];
-  tt_val_t extra_val[MAX_EXTRA];
+  tt_val_t* cur;       /* per storage: its current value */
+  tt_val_t* extra_val;
   int occ;   /* cursor into occ_* */
   int extra; /* cursor into extra */
   tt_val_t* pool; /* list values */
@@ -249,10 +303,10 @@ static tt_val_t* pool_take(build_t* b, int n) {
 }
 
 static tt_val_t build_tensor(build_t* b, const tt_view_t* v) {
-  int si = b->p->occ_st[b->occ];
-  int ei = b->p->occ_extra[b->occ++];
+  int si = b->p->occ[b->occ].st;
+  int ei = b->p->occ[b->occ++].extra;
   if (ei >= 0) b->extra++;
-  return tt__view_read(b->f, b->st_val[si], v, ei >= 0 ? b->extra_val[ei] : TT_SHLO_INVALID);
+  return tt__view_read(b->f, b->cur[si], v, ei >= 0 ? b->extra_val[ei] : TT_SHLO_INVALID);
 }
 
 static void build_arg(build_t* b, const tt_call_arg_t* a, bool as_out, tt_larg_t* l) {
@@ -312,119 +366,167 @@ static int count_list_elems(const tt_call_t* c) {
   return n;
 }
 
-static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
-  const tt_call_t* c = p->call;
-  build_t b;
-  memset(&b, 0, sizeof(b));
-  b.p = p;
-  b.f = tt_shlo_fn_create();
-  b.cappool = count_list_elems(c);
-  b.pool = calloc((size_t)b.cappool + 1, sizeof(tt_val_t));
+/* One call's lowering and writes, onto b->cur. `out0`: its first output in p->out. */
+static tt_status_t build_one(build_t* b, const tt_call_t* c, int out0) {
+  plan_t* p = b->p;
+  b->cappool = count_list_elems(c);
+  b->npool = 0;
+  b->pool = calloc((size_t)b->cappool + 1, sizeof(tt_val_t));
   int nl = c->nargs + ((c->op->flags & TT_LF_RNG) ? 1 : 0);
   tt_larg_t* largs = calloc((size_t)nl + 1, sizeof(tt_larg_t));
   tt_type_t* out_types = calloc((size_t)c->nout + 1, sizeof(tt_type_t));
   tt_val_t* outs = calloc((size_t)c->nout + 1, sizeof(tt_val_t));
   tt_status_t st = NULL;
-  if (!b.f || !b.pool || !largs || !out_types || !outs) {
-    st = tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!b->pool || !largs || !out_types || !outs) {
+    st = oom();
     goto done;
   }
-  for (int i = 0; i < p->nst; i++) {
-    b.st_val[i] = TT_SHLO_INVALID;
-    if (!p->st_param[i]) continue;
-    int64_t n = p->st[i]->buf_numel;
-    tt_type_t t = tt_type_make(p->st[i]->buf_dtype, 1, &n);
-    b.st_val[i] = tt_shlo_param(b.f, &t);
-  }
-  for (int i = 0; i < p->nextra; i++) b.extra_val[i] = tt_shlo_param(b.f, &p->extra[i].type);
   for (int i = 0; i < c->nargs; i++)
-    build_arg(&b, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &largs[i]);
+    build_arg(b, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &largs[i]);
   if (c->op->flags & TT_LF_RNG) {
     largs[c->nargs].kind = TT_ARG_RNG;
-    largs[c->nargs].val = b.extra_val[p->nextra - 1];
+    largs[c->nargs].val = b->extra_val[b->extra++];
   }
   for (int i = 0; i < c->nout; i++) {
     out_types[i] = tt_type_make(c->out_dtypes[i], c->outs[i].rank, c->outs[i].sizes);
     outs[i] = TT_SHLO_INVALID;
   }
-  tt_lctx_t lc = {b.f, c->op, largs, nl, out_types, c->nout, outs};
-  if (!tt_shlo_failed(b.f)) {
+  tt_lctx_t lc = {b->f, c->op, largs, nl, out_types, c->nout, outs};
+  if (!tt_shlo_failed(b->f)) {
     st = c->op->fn(&lc);
     if (st) goto done;
   }
   /* writes, in output order, onto the current value of each storage */
-  tt_val_t cur[MAX_ST];
-  memcpy(cur, b.st_val, sizeof(tt_val_t) * (size_t)p->nst);
-  for (int i = 0; i < c->nout && !tt_shlo_failed(b.f); i++) {
+  for (int i = 0; i < c->nout && !tt_shlo_failed(b->f); i++) {
     if (outs[i] == TT_SHLO_INVALID) {
       st = tt_status_make(TT_INTERNAL, "%s: the lowering did not set output %d", c->op->name, i);
       goto done;
     }
-    int si = p->out_st[i];
-    if (si < 0) continue;
-    if (p->out_full[i]) {
+    const pout_t* o = &p->out[out0 + i];
+    if (o->st < 0) continue;
+    if (o->full) {
       int64_t n = tt_view_numel(&c->outs[i]);
-      cur[si] = tt_l_reshape(b.f, tt_l_convert(b.f, outs[i], c->outs[i].dtype), 1, &n);
+      b->cur[o->st] = tt_l_reshape(b->f, tt_l_convert(b->f, outs[i], c->outs[i].dtype), 1, &n);
     } else {
-      int ei = p->out_extra[i];
-      cur[si] = tt__view_write(b.f, cur[si], &c->outs[i], ei >= 0 ? b.extra_val[ei] : TT_SHLO_INVALID,
-                               outs[i]);
+      b->cur[o->st] = tt__view_write(b->f, b->cur[o->st], &c->outs[i],
+                                     o->extra >= 0 ? b->extra_val[o->extra] : TT_SHLO_INVALID, outs[i]);
     }
   }
-  tt_val_t results[MAX_OUT + TT_MAX_CHECKS];
-  for (int r = 0; r < p->nres; r++) results[r] = cur[p->res_st[r]];
-  int nchecks = tt_shlo_check_count(b.f);
-  if (nchecks > TT_MAX_CHECKS) {
-    st = tt_status_make(TT_UNIMPLEMENTED, "%s: too many device-side checks", c->op->name);
-    goto done;
-  }
-  for (int k = 0; k < nchecks; k++) {
-    results[p->nres + k] = tt_shlo_check_value(b.f, k);
-    p->check_codes[k] = tt_shlo_check_code(b.f, k);
-    p->check_msgs[k] = strdup(tt_shlo_check_message(b.f, k));
-    p->nchecks = k + 1;
-    if (!p->check_msgs[k]) {
-      st = tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
-      goto done;
-    }
-  }
-  st = tt_shlo_fn_finish(b.f, results, p->nres + nchecks, text);
 done:
-  tt_shlo_fn_destroy(b.f);
-  free(b.pool);
+  free(b->pool);
+  b->pool = NULL;
   free(largs);
   free(out_types);
   free(outs);
   return st ? tt_status_annotate(st, "lowering %s", c->op->name) : NULL;
 }
 
-/* ---- the call ---------------------------------------------------------------- */
+static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
+  build_t b;
+  memset(&b, 0, sizeof(b));
+  b.p = p;
+  b.f = tt_shlo_fn_create();
+  b.cur = calloc((size_t)p->nst + 1, sizeof(tt_val_t));
+  b.extra_val = calloc((size_t)p->nextra + 1, sizeof(tt_val_t));
+  int nchecks_cap = 0;
+  tt_val_t* results = NULL;
+  tt_status_t st = NULL;
+  if (!b.f || !b.cur || !b.extra_val) {
+    st = oom();
+    goto done;
+  }
+  for (int i = 0; i < p->nst; i++) {
+    b.cur[i] = TT_SHLO_INVALID;
+    if (!p->st[i].param) continue;
+    int64_t n = p->st[i].s->buf_numel;
+    tt_type_t t = tt_type_make(p->st[i].s->buf_dtype, 1, &n);
+    b.cur[i] = tt_shlo_param(b.f, &t);
+  }
+  for (int i = 0; i < p->nextra; i++) b.extra_val[i] = tt_shlo_param(b.f, &p->extra[i].type);
+  int out0 = 0;
+  for (int k = 0; k < p->ncalls && !st; k++) {
+    const tt_call_t* c = p->calls[k];
+    b.extra = p->call_extra0[k];
+    int before = tt_shlo_check_count(b.f);
+    st = build_one(&b, c, out0);
+    out0 += c->nout;
+    if (st) break;
+    int after = tt_shlo_check_count(b.f);
+    if (after > before) {
+      if (!grow_array((void**)&p->check_codes, &nchecks_cap, after, sizeof(int)) ||
+          !(p->check_msgs = realloc(p->check_msgs, sizeof(char*) * (size_t)nchecks_cap)) ||
+          !(p->check_ops = realloc(p->check_ops, sizeof(char*) * (size_t)nchecks_cap))) {
+        st = oom();
+        break;
+      }
+      for (int q = before; q < after; q++) {
+        p->check_codes[q] = tt_shlo_check_code(b.f, q);
+        p->check_ops[q] = c->op->name;
+        p->check_msgs[q] = strdup(tt_shlo_check_message(b.f, q));
+        p->nchecks = q + 1;
+        if (!p->check_msgs[q]) {
+          st = oom();
+          break;
+        }
+      }
+    }
+  }
+  if (st) goto done;
+  results = calloc((size_t)(p->nres + p->nchecks) + 1, sizeof(tt_val_t));
+  if (!results) {
+    st = oom();
+    goto done;
+  }
+  for (int r = 0; r < p->nres; r++) results[r] = b.cur[p->res_st[r]];
+  for (int k = 0; k < p->nchecks; k++) results[p->nres + k] = tt_shlo_check_value(b.f, k);
+  st = tt_shlo_fn_finish(b.f, results, p->nres + p->nchecks, text);
+  if (st && p->ncalls == 1) st = tt_status_annotate(st, "lowering %s", p->calls[0]->op->name);
+done:
+  tt_shlo_fn_destroy(b.f);
+  free(b.cur);
+  free(b.extra_val);
+  free(results);
+  return st;
+}
 
-/* One plan per thread, reused: a plan is large (fixed arrays) and calls on one
- * thread never nest. Freed when the thread exits. */
+/* ---- the run ------------------------------------------------------------------ */
+
+/* One plan per thread, reused (its arrays grow): calls on one thread never
+ * nest. Freed when the thread exits. */
 static pthread_key_t g_plan_key;
 static pthread_once_t g_plan_once = PTHREAD_ONCE_INIT;
 
 static void free_plan(void* v) {
   plan_t* p = v;
   tt_sbuf_free(&p->key);
+  free(p->st);
+  free(p->extra);
+  free(p->occ);
+  free(p->call_extra0);
+  free(p->out);
+  free(p->res_st);
+  free(p->check_codes);
+  free(p->check_msgs);
+  free(p->check_ops);
   free(p);
 }
 static void make_plan_key(void) { pthread_key_create(&g_plan_key, free_plan); }
 
-static plan_t* acquire_plan(tt_runtime_t* rt, const tt_call_t* call) {
+static plan_t* acquire_plan(tt_runtime_t* rt, const tt_call_t* const* calls, int ncalls, bool fused) {
   pthread_once(&g_plan_once, make_plan_key);
   plan_t* p = pthread_getspecific(g_plan_key);
   if (!p) {
-    p = malloc(sizeof(*p));
+    p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     tt_sbuf_init(&p->key);
     pthread_setspecific(g_plan_key, p);
   }
   p->rt = rt;
-  p->call = call;
+  p->calls = calls;
+  p->ncalls = ncalls;
+  p->fused = fused;
   tt_sbuf_clear(&p->key);
-  p->nst = p->nextra = p->nocc = p->nres = p->nchecks = 0;
+  p->nst = p->nextra = p->nocc = p->nout = p->nres = p->nchecks = 0;
   p->device_error = false;
   return p;
 }
@@ -437,85 +539,94 @@ static void release_plan(plan_t* p) {
   p->nextra = 0;
 }
 
+static const char* plan_name(const plan_t* p) {
+  return p->ncalls == 1 ? p->calls[0]->op->name : "fused program";
+}
+
+/* rt->mu held */
 static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
-  const tt_call_t* c = p->call;
-  rt->call_serial++; /* pins the scalar-cache slots this call takes */
-  TT_RETURN_IF_ERROR(plan_call(p));
+  rt->call_serial++; /* pins the scalar-cache slots this run takes */
+  p->serial = ++rt->plan_serial;
+  TT_RETURN_IF_ERROR(plan_calls(p));
+  int device = p->calls[0]->device;
   uint64_t h = tt_hash_bytes(p->key.data, p->key.len, 0);
   tt_cache_entry_t* e = tt__cache_find(&rt->cache, p->key.data, p->key.len, h);
   if (e) {
     rt->cache_hits++;
   } else {
     rt->cache_misses++;
+    tt__cache_make_room(rt);
     tt_sbuf_t text;
     tt_sbuf_init(&text);
     tt_status_t st = build_program(p, &text);
-    if (!st && rt->dump_hlo) fprintf(stderr, "[torch_tpu] %s:\n%s\n", c->op->name, text.data);
+    if (!st && rt->dump_hlo) fprintf(stderr, "[torch_tpu] %s:\n%s\n", plan_name(p), text.data);
     tt_pjrt_exec_t* ex = NULL;
-    double t0 = tt__now();
-    if (!st) st = tt_pjrt_compile(rt->pjrt, text.data, text.len, &ex);
-    double secs = tt__now() - t0;
-    if (st && text.data && !rt->dump_hlo)
-      st = tt_status_annotate(st, "compiling %s (set TORCH_TPU_DUMP_HLO=1 to see the program)", c->op->name);
+    double secs = 0;
+    bool built = !st;
+    if (!st) st = tt__cache_compile(rt, plan_name(p), &text, &ex, &secs);
+    if (st && built && !rt->dump_hlo)
+      st = tt_status_annotate(st, "compiling %s (set TORCH_TPU_DUMP_HLO=1 to see the program)",
+                              plan_name(p));
     tt_sbuf_free(&text);
     if (st) return st;
-    rt->compile_seconds += secs;
     st = tt__cache_insert(&rt->cache, p->key.data, p->key.len, h, ex, p->nres, secs, &e);
     if (st) {
       tt_pjrt_exec_destroy(rt->pjrt, ex);
       return st;
     }
-    e->nchecks = p->nchecks; /* the entry owns the messages from here on */
-    for (int k = 0; k < p->nchecks; k++) {
-      e->check_codes[k] = p->check_codes[k];
-      e->check_msgs[k] = p->check_msgs[k];
-    }
+    /* the entry owns the check messages from here on */
+    st = tt__cache_set_checks(e, p->nchecks, p->check_codes, p->check_msgs, p->check_ops);
+    if (st) return st;
     p->nchecks = 0;
   }
+  e->last_use = rt->call_serial;
   size_t nargs = 0;
-  tt_pjrt_buffer_t* args[MAX_ST + MAX_EXTRA];
+  tt_pjrt_buffer_t** args = malloc(sizeof(*args) * (size_t)(p->nst + p->nextra + 1));
+  tt_pjrt_buffer_t** outs = malloc(sizeof(*outs) * (size_t)(p->nres + e->nchecks + 1));
+  if (!args || !outs) {
+    free(args);
+    free(outs);
+    return oom();
+  }
   for (int i = 0; i < p->nst; i++)
-    if (p->st_param[i]) args[nargs++] = p->st[i]->buf;
+    if (p->st[i].param) args[nargs++] = p->st[i].s->buf;
   for (int i = 0; i < p->nextra; i++) args[nargs++] = p->extra[i].buf;
-  tt_pjrt_buffer_t* outs[MAX_OUT + TT_MAX_CHECKS];
-  tt_status_t xst = tt_pjrt_execute(rt->pjrt, e->exec, c->device, args, nargs, outs,
+  tt_status_t xst = tt_pjrt_execute(rt->pjrt, e->exec, device, args, nargs, outs,
                                     (size_t)(p->nres + e->nchecks));
+  free(args);
   if (xst) {
+    free(outs);
     p->device_error = true;
-    return tt_status_annotate(xst, "error in op %s", c->op->name);
+    return tt_status_annotate(xst, "error in op %s", plan_name(p));
   }
   rt->executions++;
   bool debug = tt_runtime_mode() == TT_MODE_DEBUG;
   tt_status_t first = NULL;
   for (int r = 0; r < p->nres; r++) {
-    tt_storage_t* s = p->st[p->res_st[r]];
-    tt__storage_set_buffer(s, outs[r], p->res_dtype[r], p->res_numel[r], c->op->name, true);
+    pst_t* ps = &p->st[p->res_st[r]];
+    tt__storage_set_buffer(ps->s, outs[r], ps->dtype, ps->numel, ps->producer, true);
     if (debug) {
-      tt_status_t st = tt__storage_await(s);
+      tt_status_t st = tt__storage_await(ps->s);
       if (st && !first) first = st;
       else tt_status_free(st);
     }
   }
   if (e->nchecks) {
-    tt_status_t st = tt__checks_push(rt, e, outs + p->nres, c->op->name);
+    tt_status_t st = tt__checks_push(rt, e, outs + p->nres, plan_name(p));
     /* Debug Eager raises at the op; Strict at the next sync (or when too many
      * checks are pending, to bound their memory). */
     if (!st && (debug || rt->nchecks > 4096)) st = tt__checks_drain(rt);
     if (st && !first) first = st;
     else tt_status_free(st);
   }
+  free(outs);
   return first;
 }
 
-tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
-  bool any = false;
-  for (int i = 0; i < call->nout; i++)
-    if (tt_view_numel(&call->outs[i]) > 0) any = true;
-  if (!any && call->nout > 0) return NULL; /* nothing to write */
-  TT_RETURN_IF_ERROR(tt__complex_gate(call));
-  plan_t* p = acquire_plan(rt, call);
-  if (!p) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
-  pthread_mutex_lock(&rt->mu);
+/* rt->mu held. Runs one call as its own program (Strict/Debug). */
+tt_status_t tt__run_call(tt_runtime_t* rt, const tt_call_t* call) {
+  plan_t* p = acquire_plan(rt, &call, 1, false);
+  if (!p) return oom();
   tt_status_t st = run_locked(rt, p);
   if (st && p->device_error && tt_runtime_mode() != TT_MODE_DEBUG) {
     /* Strict Eager is asynchronous: a device failure becomes the sticky state
@@ -525,7 +636,36 @@ tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
     tt_status_free(st);
     st = NULL;
   }
-  pthread_mutex_unlock(&rt->mu);
   release_plan(p);
+  return st;
+}
+
+/* rt->mu held. Runs calls[0..n) as one program (a Fused Eager flush). On any
+ * failure nothing was installed and the caller replays the calls one by one. */
+tt_status_t tt__run_fused(tt_runtime_t* rt, const tt_call_t* const* calls, int n) {
+  plan_t* p = acquire_plan(rt, calls, n, true);
+  if (!p) return oom();
+  tt_status_t st = run_locked(rt, p);
+  release_plan(p);
+  return st;
+}
+
+tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
+  bool any = false;
+  for (int i = 0; i < call->nout; i++)
+    if (tt_view_numel(&call->outs[i]) > 0) any = true;
+  if (!any && call->nout > 0) return NULL; /* nothing to write */
+  TT_RETURN_IF_ERROR(tt__complex_gate(call));
+  pthread_mutex_lock(&rt->mu);
+  tt_status_t st;
+  if (tt_runtime_mode() == TT_MODE_FUSED) {
+    st = tt__fuse_record(rt, call);
+  } else {
+    st = tt__fuse_flush(rt); /* the recorded ops come first */
+    tt_status_t st2 = tt__run_call(rt, call);
+    if (!st) st = st2;
+    else tt_status_free(st2);
+  }
+  pthread_mutex_unlock(&rt->mu);
   return st;
 }

@@ -5,15 +5,15 @@
 #include <pthread.h>
 
 #include "tt_runtime.h"
+#include "disk_cache.h"
 
 #define TT_MAX_DEVICES 64
-#define TT_MAX_CHECKS 32 /* device-side checks per program (tt_shlo_add_check) */
 
 /* A device-side check result not read yet: a 0-d bool buffer. */
 typedef struct tt_pending_check {
   tt_pjrt_buffer_t* buf; /* owned */
   int code;
-  const char* message;   /* borrowed from the cache entry (entries live until close) */
+  char* message;         /* owned (a copy: the cache may drop the entry before the check is read) */
   const char* op;        /* static op name */
 } tt_pending_check_t;
 
@@ -28,6 +28,14 @@ struct tt_storage {
   const char* producer;       /* static name of the op that produced buf */
   tt_status_t error;          /* owned; FAILED */
   bool pending;               /* produced asynchronously, not yet checked */
+  /* Fused Eager (fuse.c): recorded ops write it (reported as DEFERRED); the
+   * graph holds `graph_refs` on it, so it outlives PyTorch's release
+   * (user_alive false) until the graph has run. */
+  bool deferred;
+  bool user_alive;
+  int graph_refs;
+  uint64_t plan_serial;       /* call.c: the plan that last indexed it, and where */
+  int plan_idx;
   tt_storage_t* prev;         /* live list (guarded by rt->mu) */
   tt_storage_t* next;
 };
@@ -39,9 +47,11 @@ typedef struct tt_cache_entry {
   tt_pjrt_exec_t* exec;       /* owned */
   int nresults;               /* storage results; the checks follow them */
   int nchecks;
-  int check_codes[TT_MAX_CHECKS];
-  char* check_msgs[TT_MAX_CHECKS]; /* owned */
+  int* check_codes;           /* owned arrays of nchecks */
+  char** check_msgs;          /* owned, each owned */
+  const char** check_ops;     /* static op names */
   double compile_seconds;
+  uint64_t last_use;          /* rt->call_serial of the last call that ran it */
 } tt_cache_entry_t;
 
 /* Reserves `nbytes` more for a storage on `device` (rt->mu held): the
@@ -57,6 +67,8 @@ typedef struct tt_exec_cache {
   tt_cache_entry_t* slots;    /* open addressing; exec == NULL means free */
   size_t cap;
   size_t count;
+  size_t max_count;           /* entries kept (tt__cache_limit); 0 until the runtime opens */
+  int64_t evictions;
 } tt_exec_cache_t;
 
 typedef struct tt_device_stats {
@@ -86,9 +98,24 @@ struct tt_runtime {
   tt_pending_check_t* checks; /* pending device-side checks */
   size_t nchecks, capchecks;
   int64_t cache_hits, cache_misses, executions;
-  uint64_t call_serial;       /* counts op calls (scalar-cache pinning) */
+  uint64_t call_serial;       /* counts program runs (scalar-cache pinning) */
+  uint64_t plan_serial;       /* call.c: numbers plans */
+  /* Fused Eager (fuse.c) */
+  tt_graph_t* graph;          /* owned: the recorded calls not yet run */
+  tt_graph_t* graph_spare;    /* owned: where the calls kept by a partial flush go */
+  tt_storage_t** graph_refs;  /* owned array: a storage per reference the graph holds */
+  size_t ngraph_refs, capgraph_refs;
+  size_t* node_refs;          /* owned: per recorded call, its first entry in graph_refs */
+  int capnode_refs;
+  int fuse_max_ops;           /* graph-size limit */
+  int64_t fused_flushes, fused_ops, fused_replays;
   double compile_seconds;
+  int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */
   bool dump_hlo;
+  tt_disk_cache_t* disk;      /* owned: tier 2 (NULL: disabled or unusable) */
+  char* dump_dir;             /* owned: TORCH_TPU_DUMP_DIR, NULL when unset */
+  int64_t dumped;             /* programs written to dump_dir */
+  bool dump_warned;
   /* Device capacity (runtime.c): storages are refused beyond it, as CUDA's
    * allocator refuses (torch.OutOfMemoryError). 0: no limit known. With
    * mem_shared (the CPU plugin: every device is host memory) the limit holds
@@ -120,7 +147,41 @@ tt_status_t tt__cache_insert(tt_exec_cache_t* c, const void* key, size_t len, ui
 tt_status_t tt__checks_push(tt_runtime_t* rt, tt_cache_entry_t* e, tt_pjrt_buffer_t** bufs,
                             const char* op);
 tt_status_t tt__checks_drain(tt_runtime_t* rt);
+/* Moves n device-side checks (codes, owned messages, static op names) into e. */
+tt_status_t tt__cache_set_checks(tt_cache_entry_t* e, int n, const int* codes, char** msgs,
+                                 const char** ops);
 void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p);
+/* The number of compiled programs kept in memory: TORCH_TPU_CACHE_MAX_PROGRAMS,
+ * else 4096, fewer where the kernel's vm.max_map_count would not hold them
+ * (each program the CPU plugin JIT-compiles maps a few regions; at the
+ * kernel's limit its next compile fails). */
+size_t tt__cache_limit(void);
+/* Makes room for one more entry (rt->mu held): beyond c->max_count, waits for
+ * the work in flight, then drops the least recently used quarter of the
+ * entries. Entry pointers are invalid afterwards. */
+void tt__cache_make_room(tt_runtime_t* rt);
+/* Drops every in-memory program (after awaiting what may still run one). */
+void tt__cache_drop_all(tt_runtime_t* rt);
+/* The executable for a program text: from the disk cache, else compiled
+ * (then put on disk); written to TORCH_TPU_DUMP_DIR when set. `name` names
+ * the program in errors and dump files. *out is owned by the caller. */
+tt_status_t tt__cache_compile(tt_runtime_t* rt, const char* name, const tt_sbuf_t* text,
+                              tt_pjrt_exec_t** out, double* secs);
+
+/* call.c (rt->mu held): one call as its own program (Strict/Debug); a
+ * sequence as one program (a Fused Eager flush: on failure nothing is
+ * installed). */
+tt_status_t tt__run_call(tt_runtime_t* rt, const tt_call_t* call);
+tt_status_t tt__run_fused(tt_runtime_t* rt, const tt_call_t* const* calls, int n);
+
+/* fuse.c (rt->mu held): records a call into the graph (flushing when the
+ * graph is full or a repeated block ends); runs the graph. */
+tt_status_t tt__fuse_record(tt_runtime_t* rt, const tt_call_t* call);
+tt_status_t tt__fuse_flush(tt_runtime_t* rt);
+/* The same, taking rt->mu: before anything that reads or replaces buffers. */
+tt_status_t tt__fuse_sync(tt_runtime_t* rt);
+/* storage.c (rt->mu held): frees s once neither PyTorch nor a graph holds it. */
+void tt__storage_unref(tt_storage_t* s);
 
 /* view_program.c: reading and writing views inside a program */
 bool tt__view_is_contiguous(const tt_view_t* v);

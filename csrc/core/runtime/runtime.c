@@ -4,17 +4,32 @@
 
 #include "internal.h"
 
+/* The mode of a thread: its own (eager_mode on that thread), else the
+ * process's (the innermost eager_mode of any thread: it reaches autograd's
+ * device threads, which run a backward pass for the thread that called
+ * backward()), else the environment's. */
 static _Thread_local int t_mode = -1;
+static _Atomic int g_mode = -1;
+static _Atomic int g_env_mode = -1;
 
 void tt_runtime_set_mode(tt_mode_t mode) { t_mode = (int)mode; }
+int tt_runtime_thread_mode(void) { return t_mode; }
+void tt_runtime_set_thread_mode(int mode) { t_mode = mode < 0 ? -1 : mode; }
+int tt_runtime_process_mode(void) { return g_mode; }
+void tt_runtime_set_process_mode(int mode) { g_mode = mode < 0 ? -1 : mode; }
 
 tt_mode_t tt_runtime_mode(void) {
-  if (t_mode < 0) {
-    if (tt_env_flag(TT_ENV_LAUNCH_BLOCKING)) t_mode = TT_MODE_DEBUG;
-    else if (tt_env_flag(TT_ENV_DEFER_AND_FUSE)) t_mode = TT_MODE_FUSED;
-    else t_mode = TT_MODE_STRICT;
+  if (t_mode >= 0) return (tt_mode_t)t_mode;
+  int g = g_mode;
+  if (g >= 0) return (tt_mode_t)g;
+  int e = g_env_mode;
+  if (e < 0) {
+    if (tt_env_flag(TT_ENV_LAUNCH_BLOCKING)) e = TT_MODE_DEBUG;
+    else if (tt_env_flag(TT_ENV_DEFER_AND_FUSE)) e = TT_MODE_FUSED;
+    else e = TT_MODE_STRICT;
+    g_env_mode = e;
   }
-  return (tt_mode_t)t_mode;
+  return (tt_mode_t)e;
 }
 
 tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_runtime_t** out) {
@@ -29,6 +44,10 @@ tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_ru
   pthread_mutex_init(&rt->mu, NULL);
   rt->live.next = rt->live.prev = &rt->live;
   rt->dump_hlo = tt_env_flag(TT_ENV_DUMP_HLO);
+  rt->cache.max_count = tt__cache_limit();
+  rt->disk = tt_disk_cache_open(rt->pjrt, NULL);
+  const char* dump = tt_env_get(TT_ENV_DUMP_DIR);
+  if (dump && *dump) rt->dump_dir = strdup(dump);
   st = tt__mem_init(rt);
   if (st) {
     tt_runtime_close(rt);
@@ -40,9 +59,16 @@ tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_ru
 
 void tt_runtime_close(tt_runtime_t* rt) {
   if (!rt) return;
+  tt_status_free(tt__fuse_sync(rt));
+  tt_graph_destroy(rt->graph);
+  tt_graph_destroy(rt->graph_spare);
+  free(rt->graph_refs);
+  free(rt->node_refs);
   tt_status_free(tt__checks_drain(rt));
   free(rt->checks);
   tt__cache_clear(&rt->cache, rt->pjrt);
+  tt_disk_cache_close(rt->disk);
+  free(rt->dump_dir);
   for (int i = 0; i < TT_SCALAR_CACHE; i++) tt_pjrt_buffer_destroy(rt->pjrt, rt->scalars[i].buf);
   tt_pjrt_close(rt->pjrt);
   pthread_mutex_destroy(&rt->mu);
@@ -56,9 +82,14 @@ int tt_runtime_device_count(tt_runtime_t* rt) {
   return n > TT_MAX_DEVICES ? TT_MAX_DEVICES : n;
 }
 
+tt_status_t tt_runtime_flush(tt_runtime_t* rt) { return tt__fuse_sync(rt); }
+
 tt_status_t tt_runtime_synchronize(tt_runtime_t* rt, int device) {
   pthread_mutex_lock(&rt->mu);
-  tt_status_t first = tt__checks_drain(rt);
+  tt_status_t first = tt__fuse_flush(rt);
+  tt_status_t cst = tt__checks_drain(rt);
+  if (!first) first = cst;
+  else tt_status_free(cst);
   for (tt_storage_t* s = rt->live.next; s != &rt->live; s = s->next) {
     if (device >= 0 && s->device != device) continue;
     if (!s->pending) continue;
@@ -84,10 +115,41 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
   out->cache_hits = rt->cache_hits;
   out->cache_misses = rt->cache_misses;
   out->cache_entries = (int64_t)rt->cache.count;
+  out->cache_evictions = rt->cache.evictions;
+  out->cache_max_entries = (int64_t)rt->cache.max_count;
   out->compile_seconds = rt->compile_seconds;
+  out->compiles = rt->compiles;
+  tt_disk_cache_stats_t ds;
+  tt_disk_cache_stats(rt->disk, &ds);
+  out->disk_enabled = rt->disk != NULL;
+  out->disk_hits = ds.hits;
+  out->disk_misses = ds.misses;
+  out->disk_writes = ds.writes;
+  out->disk_rejected = ds.rejected;
+  out->disk_errors = ds.errors;
+  out->dumped = rt->dumped;
   out->executions = rt->executions;
+  out->fused_flushes = rt->fused_flushes;
+  out->fused_ops = rt->fused_ops;
+  out->fused_replays = rt->fused_replays;
+  out->pending_ops = rt->graph ? tt_graph_size(rt->graph) : 0;
   pthread_mutex_unlock(&rt->mu);
 }
+
+tt_status_t tt_runtime_clear_cache(tt_runtime_t* rt, bool disk) {
+  pthread_mutex_lock(&rt->mu);
+  tt_status_t st = tt__fuse_flush(rt);
+  tt__cache_drop_all(rt);
+  if (disk) {
+    tt_status_t dst = tt_disk_cache_clear(rt->disk);
+    if (!st) st = dst;
+    else tt_status_free(dst);
+  }
+  pthread_mutex_unlock(&rt->mu);
+  return st;
+}
+
+const char* tt_runtime_cache_dir(tt_runtime_t* rt) { return tt_disk_cache_dir(rt->disk); }
 
 void tt_runtime_reset_peak(tt_runtime_t* rt, int device) {
   pthread_mutex_lock(&rt->mu);
@@ -122,16 +184,28 @@ static tt_status_t lower_copy(tt_lctx_t* c) {
 }
 static const tt_lower_entry_t k_copy = {"tt::copy", lower_copy, 0, TT_LF_WRITE_ONLY};
 
-static tt_status_t run_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_view_t* src) {
-  tt_call_arg_t args[2];
-  memset(args, 0, sizeof(args));
+static tt_call_t copy_call(tt_call_arg_t args[2], const tt_view_t* dst, const tt_view_t* src) {
+  memset(args, 0, 2 * sizeof(*args));
   args[0].kind = TT_ARG_TENSOR; /* self: passed as OUT because of TT_LF_WRITE_ONLY */
   args[0].view = *dst;
   args[1].kind = TT_ARG_TENSOR;
   args[1].tier = TT_TIER_DIM;
   args[1].view = *src;
-  tt_call_t call = {&k_copy, args, 2, dst, &dst->dtype, 1, tt_storage_device(dst->storage), {0, 0}};
+  return (tt_call_t){&k_copy, args, 2, dst, &dst->dtype, 1, tt_storage_device(dst->storage), {0, 0}};
+}
+
+/* As an op (recorded in Fused Eager). */
+static tt_status_t run_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_view_t* src) {
+  tt_call_arg_t args[2];
+  tt_call_t call = copy_call(args, dst, src);
   return tt_runtime_call(rt, &call);
+}
+
+/* Now, whatever the mode (rt->mu held, the graph flushed). */
+static tt_status_t run_copy_now(tt_runtime_t* rt, const tt_view_t* dst, const tt_view_t* src) {
+  tt_call_arg_t args[2];
+  tt_call_t call = copy_call(args, dst, src);
+  return tt__run_call(rt, &call);
 }
 
 tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_view_t* src) {
@@ -171,6 +245,7 @@ static tt_status_t upload(tt_runtime_t* rt, int device, tt_dtype_t dt, int64_t n
 }
 
 tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const void* host) {
+  TT_RETURN_IF_ERROR(tt__fuse_sync(rt)); /* recorded ops read or write dst's old value */
   int device = tt_storage_device(dst->storage);
   int64_t numel = tt_view_numel(dst);
   tt_storage_t* tmp = NULL;
@@ -201,9 +276,11 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   tt_storage_t* s = src->storage;
   tt_storage_t* tmp = NULL;
   pthread_mutex_lock(&rt->mu);
-  /* a host read waits anyway: wait on the source first so that an error of
-   * asynchronous work names the op that failed, not the copy */
-  tt_status_t pre = tt__checks_drain(rt);
+  /* a host read waits anyway: run the recorded ops, wait on the source first
+   * so that an error of asynchronous work names the op that failed, not the
+   * copy */
+  tt_status_t pre = tt__fuse_flush(rt);
+  if (!pre) pre = tt__checks_drain(rt);
   if (!pre) pre = tt__storage_await(s);
   if (pre) {
     pthread_mutex_unlock(&rt->mu);
@@ -220,7 +297,9 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   if (!direct) {
     TT_RETURN_IF_ERROR(tt_storage_create(rt, s->device, nbytes, &tmp));
     tt_view_t dst = dense_view(tmp, src);
-    tt_status_t e = run_copy(rt, &dst, src);
+    pthread_mutex_lock(&rt->mu);
+    tt_status_t e = run_copy_now(rt, &dst, src);
+    pthread_mutex_unlock(&rt->mu);
     if (e) {
       tt_storage_release(tmp);
       return e;
@@ -240,6 +319,7 @@ tt_status_t tt_storage_copy(tt_storage_t* dst, tt_storage_t* src) {
   if (dst->nbytes != src->nbytes)
     return tt_status_make(TT_INVALID_ARGUMENT, "storage copy of %zu bytes into %zu bytes", src->nbytes,
                           dst->nbytes);
+  TT_RETURN_IF_ERROR(tt__fuse_sync(rt)); /* the states below are the recorded ops' results */
   pthread_mutex_lock(&rt->mu);
   tt_storage_state_t state = src->state;
   tt_dtype_t dt = src->buf_dtype;

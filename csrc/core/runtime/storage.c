@@ -108,6 +108,7 @@ tt_status_t tt_storage_create(tt_runtime_t* rt, int device, size_t nbytes, tt_st
   s->nbytes = nbytes;
   s->device = device;
   s->state = TT_STORAGE_EMPTY;
+  s->user_alive = true;
   pthread_mutex_lock(&rt->mu);
   tt_status_t st = tt__mem_reserve(rt, device, nbytes);
   if (st) {
@@ -125,23 +126,32 @@ tt_status_t tt_storage_create(tt_runtime_t* rt, int device, size_t nbytes, tt_st
   return NULL;
 }
 
-void tt_storage_release(tt_storage_t* s) {
-  if (!s) return;
+void tt__storage_unref(tt_storage_t* s) {
+  if (s->user_alive || s->graph_refs > 0) return;
   tt_runtime_t* rt = s->rt;
-  pthread_mutex_lock(&rt->mu);
   drop_buffer(s);
   s->prev->next = s->next;
   s->next->prev = s->prev;
   rt->dev[s->device].num_storages--;
   tt__mem_unreserve(rt, s->device, s->nbytes);
-  pthread_mutex_unlock(&rt->mu);
   tt_status_free(s->error);
   free(s);
 }
 
+void tt_storage_release(tt_storage_t* s) {
+  if (!s) return;
+  tt_runtime_t* rt = s->rt;
+  pthread_mutex_lock(&rt->mu);
+  s->user_alive = false; /* a graph that still uses it frees it when it has run */
+  tt__storage_unref(s);
+  pthread_mutex_unlock(&rt->mu);
+}
+
 size_t tt_storage_nbytes(const tt_storage_t* s) { return s->nbytes; }
 int tt_storage_device(const tt_storage_t* s) { return s->device; }
-tt_storage_state_t tt_storage_state(const tt_storage_t* s) { return s->state; }
+tt_storage_state_t tt_storage_state(const tt_storage_t* s) {
+  return s->deferred ? TT_STORAGE_DEFERRED : s->state;
+}
 
 /* Gives back what a failed resize from `was` to `now` reserved (rt->mu held). */
 static void mem_undo_resize(tt_runtime_t* rt, int device, size_t was, size_t now) {
@@ -152,6 +162,7 @@ static void mem_undo_resize(tt_runtime_t* rt, int device, size_t was, size_t now
 tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
   if (nbytes == s->nbytes) return NULL;
   tt_runtime_t* rt = s->rt;
+  TT_RETURN_IF_ERROR(tt__fuse_sync(rt)); /* the recorded ops see the old size */
   size_t was = s->nbytes;
   pthread_mutex_lock(&rt->mu);
   tt_status_t rs = nbytes > was ? tt__mem_reserve(rt, s->device, nbytes - was) : NULL;

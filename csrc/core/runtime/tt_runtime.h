@@ -11,7 +11,7 @@
 #ifndef TT_RUNTIME_H_
 #define TT_RUNTIME_H_
 
-#include "../lower/tt_lower.h"
+#include "../graph/tt_graph.h"
 #include "../pjrt/tt_pjrt.h"
 
 #ifdef __cplusplus
@@ -19,12 +19,11 @@ extern "C" {
 #endif
 
 typedef struct tt_runtime tt_runtime_t;
-typedef struct tt_storage tt_storage_t;
 
 typedef enum tt_mode {
   TT_MODE_STRICT = 0, /* asynchronous, one cached program per op signature */
   TT_MODE_DEBUG = 1,  /* synchronous: wait for every op, raise at the op */
-  TT_MODE_FUSED = 2,  /* deferred (not yet built: runs as Strict) */
+  TT_MODE_FUSED = 2,  /* deferred: recorded, run as one program when a value is needed */
 } tt_mode_t;
 
 tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_runtime_t** out);
@@ -32,9 +31,20 @@ void tt_runtime_close(tt_runtime_t* rt); /* releases cached programs; storages m
 const tt_pjrt_info_t* tt_runtime_info(tt_runtime_t* rt);
 int tt_runtime_device_count(tt_runtime_t* rt);
 
-/* Mode of the calling thread; the default comes from the environment. */
-void tt_runtime_set_mode(tt_mode_t mode);
+/* The mode ops of the calling thread run in: the thread's own if set, else
+ * the process's if set, else the environment's (TORCH_TPU_LAUNCH_BLOCKING,
+ * TORCH_TPU_DEFER_AND_FUSE). The process's mode reaches the threads that
+ * never set one, such as autograd's device threads. -1: not set. */
 tt_mode_t tt_runtime_mode(void);
+void tt_runtime_set_mode(tt_mode_t mode); /* the thread's */
+int tt_runtime_thread_mode(void);
+void tt_runtime_set_thread_mode(int mode);
+int tt_runtime_process_mode(void);
+void tt_runtime_set_process_mode(int mode);
+
+/* Runs the ops Fused Eager has recorded (all devices). Returns the first
+ * error Strict Eager would have raised at one of those ops. */
+tt_status_t tt_runtime_flush(tt_runtime_t* rt);
 
 /* Waits for every outstanding computation on `device` (-1: all). Returns the
  * first error of asynchronous work, naming the op that failed. */
@@ -49,11 +59,30 @@ typedef struct tt_runtime_stats {
   int64_t cache_hits;
   int64_t cache_misses;
   int64_t cache_entries;
-  double compile_seconds;
-  int64_t executions;
+  int64_t cache_evictions;  /* programs dropped by the cache's bound (TORCH_TPU_CACHE_MAX_PROGRAMS) */
+  int64_t cache_max_entries;
+  double compile_seconds;   /* spent compiling (not loading from disk) */
+  int64_t compiles;         /* programs compiled: cache_misses the disk did not serve */
+  bool disk_enabled;        /* tier 2 in use (TORCH_TPU_CACHE_DIR usable, plugin serializes) */
+  int64_t disk_hits;        /* programs loaded from the disk cache */
+  int64_t disk_misses;      /* looked up there, not found or refused */
+  int64_t disk_writes;
+  int64_t disk_rejected;    /* entries refused (damaged, foreign): recompiled */
+  int64_t disk_errors;      /* I/O or serialization failures (ignored) */
+  int64_t dumped;           /* programs written to TORCH_TPU_DUMP_DIR */
+  int64_t executions;       /* programs run */
+  int64_t fused_flushes;    /* Fused Eager: graphs run */
+  int64_t fused_ops;        /* ops in them */
+  int64_t fused_replays;    /* graphs run again op by op after the fused program failed */
+  int64_t pending_ops;      /* ops recorded, not yet run */
 } tt_runtime_stats_t;
 void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out);
 void tt_runtime_reset_peak(tt_runtime_t* rt, int device);
+/* Runs what Fused Eager recorded, then drops every compiled program kept in
+ * memory, and with `disk` every entry of the disk cache's directory. */
+tt_status_t tt_runtime_clear_cache(tt_runtime_t* rt, bool disk);
+/* The disk cache's directory (borrowed), NULL when tier 2 is off. */
+const char* tt_runtime_cache_dir(tt_runtime_t* rt);
 /* Capacity of `device` and what is left of it after the live storages
  * (memory.c); total 0 when no limit is known. Storages beyond it are refused
  * (TT_RESOURCE_EXHAUSTED). */
@@ -87,21 +116,7 @@ tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes);
 /* Copies all bytes of src into dst (same nbytes, may differ in device). */
 tt_status_t tt_storage_copy(tt_storage_t* dst, tt_storage_t* src);
 
-/* ---- views ------------------------------------------------------------------
- * A strided window on a storage, in elements of `dtype` (as a PyTorch tensor). */
-typedef struct tt_view {
-  tt_storage_t* storage;
-  tt_dtype_t dtype;
-  int32_t rank;
-  int64_t sizes[TT_MAX_RANK];
-  int64_t strides[TT_MAX_RANK];
-  int64_t offset;
-  /* PyTorch's lazy math bits: reads see conj(x) / -x of the stored values,
-   * writes store conj / -value (both are involutions). */
-  bool conj;
-  bool neg;
-} tt_view_t;
-
+/* ---- views (tt_view_t: ../graph/tt_graph.h) ------------------------------------ */
 int64_t tt_view_numel(const tt_view_t* v);
 /* host <-> device. `host` is dense row-major of the view's dtype and sizes. */
 tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const void* host);
@@ -110,34 +125,7 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
 /* dst = src converted to dst's dtype (and broadcast to its shape). */
 tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_view_t* src);
 
-/* ---- op calls --------------------------------------------------------------- */
-typedef struct tt_call_arg {
-  tt_arg_kind_t kind;
-  tt_tier_t tier;             /* TENSOR */
-  tt_view_t view;             /* TENSOR on the device */
-  bool on_host;               /* TENSOR that is a 0-dim host value (in `scalar`) */
-  tt_dtype_t sdtype;          /* SCALAR (F64, I64 or BOOL) / on_host TENSOR dtype */
-  union { double f; int64_t i; uint64_t bits; unsigned char bytes[16]; } scalar; /* 16: complex128 */
-  const struct tt_call_arg* list; /* TENSORS / SCALARS: n entries (TENSOR / SCALAR / NONE) */
-  int n;                      /* TENSORS, SCALARS, INTS */
-  int64_t i;                  /* INT, BOOL */
-  double f;                   /* FLOAT */
-  const int64_t* ints;        /* INTS */
-  const char* str;            /* STR */
-} tt_call_arg_t;
-
-typedef struct tt_call {
-  const tt_lower_entry_t* op;
-  const tt_call_arg_t* args;
-  int nargs;
-  const tt_view_t* outs;   /* where each output is written; storage NULL: computed and
-                              dropped (its sizes/dtype still give the lowering's out type) */
-  const tt_dtype_t* out_dtypes; /* dtype each output is computed in (= outs[i].dtype) */
-  int nout;
-  int device;
-  uint64_t rng[2];         /* (seed, offset) when op->flags & TT_LF_RNG */
-} tt_call_t;
-
+/* ---- op calls (tt_call_t: ../graph/tt_graph.h) ------------------------------------ */
 /* Runs one op: reads the input views, runs the lowering, writes the outputs. */
 tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call);
 

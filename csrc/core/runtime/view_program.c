@@ -61,9 +61,15 @@ static tt_val_t as_real_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
     if (ss == ws) {
       tt_type_t rt = vec_type(want, n);
       base = tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
-    } else if (ss > ws) { /* [n] wide -> [n, r] narrow -> [n*r] */
-      int64_t r = (int64_t)(ss / ws), d2[2] = {n, r};
-      tt_type_t rt = tt_type_make(want, 2, d2);
+    } else if (ss > ws) { /* [n] wide -> [n, 1] -> [n, 1, r] narrow -> [n*r] */
+      /* Not [n] -> [n, r] directly: XLA's simplifier (both CPU plugins)
+       * folds a widening bitcast_convert followed by that narrowing one (a
+       * buffer retyped by a write, then read as a third dtype) into one
+       * bitcast of the wrong shape, which its verifier rejects. The reshape
+       * in between keeps them apart (test_view_batch.c). */
+      int64_t r = (int64_t)(ss / ws), d2[2] = {n, 1}, d3[3] = {n, 1, r};
+      base = tt_l_reshape(f, base, 2, d2);
+      tt_type_t rt = tt_type_make(want, 3, d3);
       base = tt_shlo_op(f, "stablehlo.bitcast_convert", &base, 1, &rt, NULL);
       int64_t m = n * r;
       base = tt_l_reshape(f, base, 1, &m);

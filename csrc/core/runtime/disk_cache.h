@@ -1,0 +1,82 @@
+/* Tier 2 of the compilation cache (DESIGN §7): serialized executables in a
+ * directory, shared by every process of the same plugin build on the host.
+ *
+ * An entry is the file "<dir>/<16 hex digits>.ttexec", the hex being a hash
+ * of the key, the compile options and the plugin identity (tt_pjrt_identity).
+ * The file (native byte order) is a 40-byte header
+ *     0  magic "TTXCACHE"        8  format version (u32)   12  identity length (u32)
+ *    16  key length (u64)       24  payload length (u64)  32  checksum (u64)
+ * then the key, the identity text (plugin identity + compile options) and
+ * the payload (tt_pjrt_exec_serialize's bytes). The checksum is
+ * tt_disk_cache_checksum of the whole file. A reader takes an entry only if
+ * every field, the full key and the identity match; anything else (truncated,
+ * damaged, foreign, a name collision, an I/O error) is a miss, so the caller
+ * compiles and puts the entry again. Writers write a temporary file
+ * ".<hex>.ttexec.<pid>.<n>.tmp" in the same directory and rename it over the
+ * entry: readers never see a partial file, concurrent writers (threads or
+ * processes) all succeed and the last rename wins. Nothing is fsync'ed: an
+ * entry damaged by a crash of the machine reads as a miss.
+ *
+ * Ownership: tt_disk_cache_open returns an owned object (tt_disk_cache_close);
+ * it borrows the client, which must outlive it. Executables from get are
+ * owned by the caller; put borrows its executable.
+ * Thread rules: thread-safe (immutable after open; counters are atomic).
+ * Every function accepts a NULL cache (disabled): get misses, the others do
+ * nothing, uncounted. */
+#ifndef TT_DISK_CACHE_H_
+#define TT_DISK_CACHE_H_
+
+#include "../pjrt/tt_pjrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TT_DISK_CACHE_MAGIC "TTXCACHE" /* 8 bytes, no NUL in the file */
+#define TT_DISK_CACHE_VERSION 1u
+#define TT_DISK_CACHE_HEADER 40u        /* bytes before the key */
+#define TT_DISK_CACHE_CHECKSUM_AT 32u   /* offset of the checksum field */
+
+typedef struct tt_disk_cache tt_disk_cache_t; /* owned by the runtime */
+
+/* dir NULL: TORCH_TPU_CACHE_DIR, else ~/.cache/torch_tpu (created, mode
+ * 0700, with its parents). Returns NULL (disabled, no error) when
+ * TORCH_TPU_DISK_CACHE=0, when the plugin cannot serialize executables, or
+ * when the directory cannot be created or written. */
+tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir);
+void tt_disk_cache_close(tt_disk_cache_t* c); /* NULL-safe */
+
+/* key: the in-memory cache key bytes (program signature). A hit sets *out to
+ * an owned executable; every other case (see above) sets *out NULL and
+ * returns NULL (a miss), counted. */
+tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
+                              tt_pjrt_exec_t** out);
+/* Serializes e and writes the entry atomically. Failures are counted
+ * (errors) and otherwise ignored: returns NULL. */
+tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
+                              tt_pjrt_exec_t* e);
+
+/* hits + misses = gets; rejected (entries found but refused: damaged,
+ * foreign, another key) and errors (I/O, serialization) are among the
+ * misses of get; errors also count failed puts; writes = entries put. */
+typedef struct { int64_t hits, misses, writes, rejected, errors; } tt_disk_cache_stats_t;
+void tt_disk_cache_stats(tt_disk_cache_t* c, tt_disk_cache_stats_t* out); /* zeros for NULL */
+
+/* Removes the entries of this cache directory, of any plugin, and stale
+ * temporary files: only files whose names match the two patterns above.
+ * Returns the first removal that failed. */
+tt_status_t tt_disk_cache_clear(tt_disk_cache_t* c);
+
+/* The directory (borrowed; NULL for NULL), and the path of the entry for
+ * `key` (appended to out): for the doctor and the tests. */
+const char* tt_disk_cache_dir(const tt_disk_cache_t* c);
+void tt_disk_cache_entry_path(const tt_disk_cache_t* c, const void* key, size_t len,
+                              tt_sbuf_t* out);
+/* The checksum of a whole entry file of `len` >= TT_DISK_CACHE_HEADER bytes,
+ * its checksum field taken as zero. */
+uint64_t tt_disk_cache_checksum(const void* file, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_DISK_CACHE_H_ */

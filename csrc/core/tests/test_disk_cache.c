@@ -1,0 +1,656 @@
+/* Tests of tier 2 of the compilation cache (runtime/disk_cache.c) and the
+ * PJRT serialization under it, against both CPU plugins: entries written by
+ * one client (or process) load into a fresh one and compute the same; every
+ * damaged, foreign or unreadable entry is a counted miss, never a crash; two
+ * processes fill one directory at once. Env: TT_TEST_PLUGIN_NEW (API 0.115),
+ * TT_TEST_PLUGIN_OLD (API 0.81); a missing one skips its plugin. Files go to
+ * a fresh directory under $TMPDIR (or /tmp), removed at the end.
+ * `test_disk_cache --writer DIR PLUGIN N` is one of the concurrent writers. */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../runtime/disk_cache.h"
+#include "tt_test.h"
+
+static const char* g_paths[2];
+static tt_pjrt_t* g_plugins[2]; /* [0] API 0.115, [1] API 0.81; NULL: skipped */
+static const char* g_names[2] = {"new", "old"};
+static char g_root[256];        /* this run's scratch directory */
+
+#define FOR_EACH_PLUGIN(check)                                             \
+  do {                                                                     \
+    for (int i_ = 0; i_ < 2; i_++) {                                       \
+      if (!g_plugins[i_]) continue;                                        \
+      check(i_);                                                           \
+      if (tt__cur_failed) {                                                \
+        fprintf(stderr, "  (with the %s plugin)\n", g_names[i_]);          \
+        return;                                                            \
+      }                                                                    \
+    }                                                                      \
+  } while (0)
+
+/* ---- programs: [0] a+b and its column sums, [1] a*b, [2] a-b ----------------------------- */
+static const char* k_progs[3] = {
+    "func.func public @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<2x3xf32>, "
+    "tensor<3xf32>) {\n"
+    "  %0 = stablehlo.add %a, %b : tensor<2x3xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %1 = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0] : "
+    "(tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>\n"
+    "  return %0, %1 : tensor<2x3xf32>, tensor<3xf32>\n"
+    "}\n",
+    "func.func public @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+    "  %0 = stablehlo.multiply %a, %b : tensor<2x3xf32>\n"
+    "  return %0 : tensor<2x3xf32>\n"
+    "}\n",
+    "func.func public @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+    "  %0 = stablehlo.subtract %a, %b : tensor<2x3xf32>\n"
+    "  return %0 : tensor<2x3xf32>\n"
+    "}\n",
+};
+static const float k_a[6] = {1.5f, -2.0f, 3.25f, 0.0f, 100.0f, -7.5f};
+static const float k_b[6] = {0.5f, 2.0f, -1.25f, 8.0f, 0.125f, 7.5f};
+
+/* Keys are bytes, NULs included. */
+static const char k_key_a[] = "sig:add+colsum\0f32[2,3]\0f32[2,3]";
+static const char k_key_b[] = "sig:add+colsum\0f32[2,3]\0f32[2,4]";
+#define KEY(k) (k), sizeof(k)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static tt_status_t compile(tt_pjrt_t* p, int prog, tt_pjrt_exec_t** out) {
+  return tt_pjrt_compile(p, k_progs[prog], strlen(k_progs[prog]), out);
+}
+
+/* Runs e (program `prog`) on `device` of p; 0 if every result is exact. */
+static int run_prog(tt_pjrt_t* p, tt_pjrt_exec_t* e, int device, int prog) {
+  size_t nout = tt_pjrt_exec_num_outputs(p, e);
+  if (nout != (prog == 0 ? 2u : 1u)) return 1;
+  int64_t dims[2] = {2, 3};
+  tt_type_t t = tt_type_make(TT_F32, 2, dims);
+  tt_pjrt_buffer_t *a = NULL, *b = NULL, *outs[2] = {NULL, NULL};
+  tt_status_t st = tt_pjrt_buffer_from_host(p, device, k_a, &t, &a);
+  if (!st) st = tt_pjrt_buffer_from_host(p, device, k_b, &t, &b);
+  tt_pjrt_buffer_t* args[2] = {a, b};
+  if (!st) st = tt_pjrt_execute(p, e, device, args, 2, outs, nout);
+  float r[6] = {0}, cols[3] = {0};
+  if (!st) st = tt_pjrt_buffer_to_host(p, outs[0], r, sizeof(r));
+  if (!st && prog == 0) st = tt_pjrt_buffer_to_host(p, outs[1], cols, sizeof(cols));
+  tt_pjrt_buffer_destroy(p, a);
+  tt_pjrt_buffer_destroy(p, b);
+  tt_pjrt_buffer_destroy(p, outs[0]);
+  tt_pjrt_buffer_destroy(p, outs[1]);
+  if (st) {
+    fprintf(stderr, "  run: %s\n", tt_status_message(st));
+    tt_status_free(st);
+    return 1;
+  }
+  int bad = 0;
+  for (int i = 0; i < 6; i++) {
+    float want = prog == 0 ? k_a[i] + k_b[i] : prog == 1 ? k_a[i] * k_b[i] : k_a[i] - k_b[i];
+    bad |= r[i] != want;
+  }
+  for (int j = 0; prog == 0 && j < 3; j++)
+    bad |= cols[j] != (k_a[j] + k_b[j]) + (k_a[3 + j] + k_b[3 + j]);
+  return bad;
+}
+
+/* ---- files ------------------------------------------------------------------------------- */
+static void subdir(char* buf, size_t cap, int i, const char* what) {
+  snprintf(buf, cap, "%s/%s-%s", g_root, g_names[i], what);
+}
+
+static unsigned char* read_all(const char* path, size_t* n) {
+  *n = 0;
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char* d = malloc((size_t)sz + 1);
+  if (d && fread(d, 1, (size_t)sz, f) != (size_t)sz) {
+    free(d);
+    d = NULL;
+  }
+  fclose(f);
+  if (d) *n = (size_t)sz;
+  return d;
+}
+
+static int write_all(const char* path, const void* d, size_t n) {
+  FILE* f = fopen(path, "wb");
+  if (!f) return 1;
+  int bad = fwrite(d, 1, n, f) != n;
+  return fclose(f) != 0 || bad;
+}
+
+static int count_files(const char* dir, int* others) {
+  DIR* d = opendir(dir);
+  int n = 0;
+  *others = 0;
+  if (!d) return -1;
+  for (struct dirent* e; (e = readdir(d));) {
+    if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, ".."))) continue;
+    size_t l = strlen(e->d_name);
+    if (l == 23 && !strcmp(e->d_name + 16, ".ttexec")) n++;
+    else (*others)++;
+  }
+  closedir(d);
+  return n;
+}
+
+static int rm_entry(const char* path, const struct stat* sb, int flag, struct FTW* ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  chmod(path, 0700);
+  return remove(path);
+}
+
+/* ---- PJRT: serialize, load in a fresh client, identity ----------------------------------- */
+static void check_serialize(int i) {
+  tt_pjrt_t* p = g_plugins[i];
+  TT_CHECK(tt_pjrt_can_serialize(p));
+  tt_pjrt_exec_t *e = NULL, *e2 = NULL;
+  double t0 = now();
+  TT_CHECK_OK(compile(p, 0, &e));
+  double t_compile = now() - t0;
+  void* bytes = NULL;
+  size_t len = 0;
+  t0 = now();
+  tt_status_t st = tt_pjrt_exec_serialize(p, e, &bytes, &len);
+  double t_ser = now() - t0;
+  tt_pjrt_exec_destroy(p, e);
+  TT_CHECK_OK(st);
+  TT_CHECK(bytes && len > 0);
+
+  tt_pjrt_t* q = NULL; /* a fresh client: what another process would have */
+  st = tt_pjrt_open(g_paths[i], 2, &q);
+  double t_load = 1e9;
+  for (int k = 0; !st && k < 3; k++) { /* best of 3 */
+    tt_pjrt_exec_destroy(q, e2);
+    e2 = NULL;
+    t0 = now();
+    st = tt_pjrt_exec_deserialize(q, bytes, len, &e2);
+    double dt = now() - t0;
+    if (dt < t_load) t_load = dt;
+  }
+  int bad = st ? 0 : run_prog(q, e2, 1, 0); /* device 1: still portable */
+  t0 = now();
+  tt_pjrt_exec_t* e3 = NULL;
+  if (!st) st = compile(q, 0, &e3); /* a warm compile, for the comparison */
+  double t_compile2 = now() - t0;
+  printf("  %s plugin: %zu bytes serialized; compile %.1f ms (again %.1f ms), serialize %.2f ms, "
+         "load %.2f ms\n",
+         g_names[i], len, 1e3 * t_compile, 1e3 * t_compile2, 1e3 * t_ser, 1e3 * t_load);
+
+  /* identity: stable across clients, refuses a short buffer */
+  char id1[4096], id2[4096], tiny[16];
+  tt_status_t sid = st ? NULL : tt_pjrt_identity(p, id1, sizeof(id1));
+  if (!st && !sid) sid = tt_pjrt_identity(q, id2, sizeof(id2));
+  tt_status_t short_buf = st || sid ? NULL : tt_pjrt_identity(q, tiny, sizeof(tiny));
+  if (!st && !sid) printf("  identity: %s\n", id1);
+  tt_pjrt_exec_destroy(q, e2);
+  tt_pjrt_exec_destroy(q, e3);
+  tt_pjrt_close(q);
+  free(bytes);
+  TT_CHECK_OK(st);
+  TT_CHECK(!bad);
+  TT_CHECK_OK(sid);
+  TT_CHECK(!strcmp(id1, id2));
+  TT_CHECK(strstr(id1, i ? "api=0.81" : "api=0.115") && strstr(id1, "host=") &&
+           strstr(id1, "mtime="));
+  TT_CHECK(short_buf && tt_status_code(short_buf) == TT_OUT_OF_RANGE);
+  tt_status_free(short_buf);
+}
+static void test_serialize(void) { FOR_EACH_PLUGIN(check_serialize); }
+
+/* Bytes that are not an executable: a status from the plugin, not a crash. */
+static void check_garbage(int i) {
+  tt_pjrt_t* p = g_plugins[i];
+  unsigned char junk[256];
+  for (size_t k = 0; k < sizeof(junk); k++) junk[k] = (unsigned char)(k * 37 + 11);
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = tt_pjrt_exec_deserialize(p, junk, sizeof(junk), &e);
+  TT_CHECK(st && !e);
+  TT_CHECK(strstr(tt_status_message(st), "serialized executable"));
+  tt_status_free(st);
+}
+static void test_garbage(void) { FOR_EACH_PLUGIN(check_garbage); }
+
+/* ---- put, then get in a fresh cache object and a fresh client ---------------------------- */
+static void check_put_get(int i) {
+  char dir[512];
+  subdir(dir, sizeof(dir), i, "basic");
+  tt_pjrt_t* p = g_plugins[i];
+  tt_disk_cache_t* c = tt_disk_cache_open(p, dir);
+  TT_CHECK(c != NULL);
+  TT_CHECK(!strcmp(tt_disk_cache_dir(c), dir));
+  tt_pjrt_exec_t* e = NULL;
+  TT_CHECK_OK(compile(p, 0, &e));
+  TT_CHECK_OK(tt_disk_cache_put(c, KEY(k_key_a), e));
+  tt_pjrt_exec_destroy(p, e);
+  tt_disk_cache_stats_t s;
+  tt_disk_cache_stats(c, &s);
+  tt_disk_cache_close(c);
+  TT_CHECK(s.writes == 1 && s.errors == 0);
+
+  tt_pjrt_t* q = NULL;
+  TT_CHECK_OK(tt_pjrt_open(g_paths[i], 2, &q));
+  char slash[600]; /* the same directory, spelled with a trailing slash */
+  snprintf(slash, sizeof(slash), "%s/", dir);
+  c = tt_disk_cache_open(q, slash);
+  tt_pjrt_exec_t *hit = NULL, *miss = NULL;
+  double t0 = now();
+  tt_status_t st = c ? tt_disk_cache_get(c, KEY(k_key_a), &hit) : NULL;
+  double t_get = now() - t0;
+  if (!st && c) st = tt_disk_cache_get(c, KEY(k_key_b), &miss);
+  int bad = hit ? run_prog(q, hit, 0, 0) : 1;
+  tt_disk_cache_stats(c, &s);
+  printf("  %s plugin: get (read, check, load) %.2f ms\n", g_names[i], 1e3 * t_get);
+  tt_pjrt_exec_destroy(q, hit);
+  tt_pjrt_exec_destroy(q, miss);
+  tt_disk_cache_close(c);
+  tt_pjrt_close(q);
+  TT_CHECK(c != NULL);
+  TT_CHECK_OK(st);
+  TT_CHECK(hit != NULL && !bad);
+  TT_CHECK(miss == NULL);
+  TT_CHECK(s.hits == 1 && s.misses == 1 && s.rejected == 0 && s.errors == 0 && s.writes == 0);
+}
+static void test_put_get(void) { FOR_EACH_PLUGIN(check_put_get); }
+
+/* ---- damaged and foreign entries: each a counted miss ------------------------------------ */
+static void fix_checksum(unsigned char* f, size_t n) {
+  uint64_t h = tt_disk_cache_checksum(f, n);
+  memcpy(f + TT_DISK_CACHE_CHECKSUM_AT, &h, 8);
+}
+
+/* get(key) must miss with one more rejected entry. */
+static int expect_rejected(tt_disk_cache_t* c, tt_pjrt_t* p, const void* key, size_t len,
+                           const char* what) {
+  tt_disk_cache_stats_t s0, s1;
+  tt_disk_cache_stats(c, &s0);
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = tt_disk_cache_get(c, key, len, &e);
+  tt_disk_cache_stats(c, &s1);
+  int bad = st || e || s1.misses != s0.misses + 1 || s1.rejected != s0.rejected + 1;
+  if (bad) fprintf(stderr, "  %s: not rejected\n", what);
+  tt_status_free(st);
+  tt_pjrt_exec_destroy(p, e);
+  return bad;
+}
+
+static void check_corrupt(int i) {
+  char dir[512];
+  subdir(dir, sizeof(dir), i, "corrupt");
+  tt_pjrt_t* p = g_plugins[i];
+  tt_disk_cache_t* c = tt_disk_cache_open(p, dir);
+  TT_CHECK(c != NULL);
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = compile(p, 0, &e);
+  if (!st) st = tt_disk_cache_put(c, KEY(k_key_a), e);
+  tt_pjrt_exec_destroy(p, e);
+  tt_sbuf_t pa, pb;
+  tt_sbuf_init(&pa);
+  tt_sbuf_init(&pb);
+  tt_disk_cache_entry_path(c, KEY(k_key_a), &pa);
+  tt_disk_cache_entry_path(c, KEY(k_key_b), &pb);
+  size_t n = 0;
+  unsigned char* good = st ? NULL : read_all(pa.data, &n);
+  unsigned char* f = malloc(n + 1);
+  int bad = !good || !f || n <= TT_DISK_CACHE_HEADER + sizeof(k_key_a);
+  size_t key_at = TT_DISK_CACHE_HEADER, ident_at = key_at + sizeof(k_key_a);
+  uint32_t ident_len = 0;
+  if (!bad) memcpy(&ident_len, good + 12, 4);
+#define CASE(what, size, edit)                                                      \
+  if (!bad) {                                                                       \
+    memcpy(f, good, n);                                                             \
+    edit;                                                                           \
+    bad |= write_all(pa.data, f, (size));                                           \
+    bad |= expect_rejected(c, p, KEY(k_key_a), what);                               \
+  }
+  CASE("truncated to half", n / 2, (void)0);
+  CASE("truncated by one byte", n - 1, (void)0);
+  CASE("truncated inside the header", 20, (void)0);
+  CASE("zero-length file", 0, (void)0);
+  CASE("a byte appended", n + 1, f[n] = 0);
+  CASE("flipped payload byte", n, f[n - 1] ^= 0x10);
+  CASE("flipped payload byte, mid", n, f[ident_at + ident_len + 100] ^= 0x01);
+  CASE("flipped header byte", n, f[24] ^= 0x01);
+  CASE("flipped key byte", n, f[key_at + 3] ^= 0x20);
+  CASE("flipped checksum byte", n, f[TT_DISK_CACHE_CHECKSUM_AT + 7] ^= 0x80);
+  CASE("wrong magic", n, (f[0] = 'X', fix_checksum(f, n)));
+  CASE("wrong version", n, (f[8] = 2, fix_checksum(f, n)));
+  CASE("foreign identity", n, (f[ident_at + ident_len - 1] ^= 0x01, fix_checksum(f, n)));
+  CASE("payload length past the end", n, (f[24] += 1, fix_checksum(f, n)));
+#undef CASE
+  /* another key's entry under this key's name (a hash collision) */
+  if (!bad) {
+    bad |= write_all(pb.data, good, n);
+    bad |= expect_rejected(c, p, KEY(k_key_b), "entry of another key");
+    unlink(pb.data);
+  }
+  /* a directory where the file should be */
+  if (!bad) {
+    unlink(pa.data);
+    bad |= mkdir(pa.data, 0700) != 0;
+    bad |= expect_rejected(c, p, KEY(k_key_a), "a directory");
+    rmdir(pa.data);
+  }
+  /* the intact file hits again: the cases failed for their own reason */
+  tt_pjrt_exec_t* hit = NULL;
+  if (!bad) bad |= write_all(pa.data, good, n);
+  if (!bad) st = tt_disk_cache_get(c, KEY(k_key_a), &hit);
+  if (!bad && !st) bad |= !hit || run_prog(p, hit, 0, 0);
+  tt_pjrt_exec_destroy(p, hit);
+  tt_disk_cache_stats_t s;
+  tt_disk_cache_stats(c, &s);
+  free(good);
+  free(f);
+  tt_sbuf_free(&pa);
+  tt_sbuf_free(&pb);
+  tt_disk_cache_close(c);
+  TT_CHECK_OK(st);
+  TT_CHECK(!bad);
+  TT_CHECK(s.hits == 1 && s.rejected == 16 && s.misses == 16 && s.errors == 0);
+}
+static void test_corrupt(void) { FOR_EACH_PLUGIN(check_corrupt); }
+
+/* Two plugins share a directory: their entries have different names, and
+ * one's entry under the other's name is refused. */
+static void test_foreign_plugin(void) {
+  if (!g_plugins[0] || !g_plugins[1]) return;
+  char dir[512];
+  subdir(dir, sizeof(dir), 0, "shared-by-both");
+  tt_disk_cache_t* c[2] = {tt_disk_cache_open(g_plugins[0], dir),
+                           tt_disk_cache_open(g_plugins[1], dir)};
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = c[0] && c[1] ? compile(g_plugins[1], 1, &e) : NULL;
+  if (e) st = tt_disk_cache_put(c[1], KEY(k_key_a), e);
+  tt_pjrt_exec_destroy(g_plugins[1], e);
+  tt_sbuf_t path[2];
+  for (int i = 0; i < 2; i++) {
+    tt_sbuf_init(&path[i]);
+    tt_disk_cache_entry_path(c[i], KEY(k_key_a), &path[i]);
+  }
+  bool distinct = c[0] && c[1] && strcmp(path[0].data, path[1].data);
+  tt_pjrt_exec_t* none = NULL;
+  if (!st && distinct) st = tt_disk_cache_get(c[0], KEY(k_key_a), &none); /* absent: a miss */
+  tt_disk_cache_stats_t s0;
+  tt_disk_cache_stats(c[0], &s0);
+  size_t n = 0;
+  unsigned char* old_entry = distinct ? read_all(path[1].data, &n) : NULL;
+  int bad = !old_entry || write_all(path[0].data, old_entry, n);
+  if (!bad) bad = expect_rejected(c[0], g_plugins[0], KEY(k_key_a), "the other plugin's entry");
+  free(old_entry);
+  for (int i = 0; i < 2; i++) {
+    tt_sbuf_free(&path[i]);
+    tt_disk_cache_close(c[i]);
+  }
+  TT_CHECK_OK(st);
+  TT_CHECK(distinct);
+  TT_CHECK(none == NULL && s0.misses == 1 && s0.rejected == 0);
+  TT_CHECK(!bad);
+}
+
+/* ---- disabled caches and failed writes --------------------------------------------------- */
+static void check_disabled(int i) {
+  tt_pjrt_t* p = g_plugins[i];
+  char file[512], under[600], ro[512];
+  subdir(file, sizeof(file), i, "plainfile");
+  TT_CHECK(!write_all(file, "x", 1));
+  snprintf(under, sizeof(under), "%s/cache", file); /* a directory under a regular file */
+  TT_CHECK(tt_disk_cache_open(p, under) == NULL);
+  subdir(ro, sizeof(ro), i, "readonly");
+  TT_CHECK(mkdir(ro, 0500) == 0);
+  if (geteuid() != 0) TT_CHECK(tt_disk_cache_open(p, ro) == NULL);
+  else printf("  (running as root: a mode-0500 directory stays writable, not checked)\n");
+  setenv("TORCH_TPU_DISK_CACHE", "0", 1);
+  tt_disk_cache_t* off = tt_disk_cache_open(p, g_root);
+  unsetenv("TORCH_TPU_DISK_CACHE");
+  TT_CHECK(off == NULL);
+
+  /* a NULL cache: misses, puts nothing, counts nothing */
+  tt_pjrt_exec_t* e = NULL;
+  TT_CHECK_OK(compile(p, 1, &e));
+  tt_pjrt_exec_t* got = e;
+  tt_status_t st = tt_disk_cache_get(NULL, KEY(k_key_a), &got);
+  if (!st) st = tt_disk_cache_put(NULL, KEY(k_key_a), e);
+  if (!st) st = tt_disk_cache_clear(NULL);
+  tt_disk_cache_stats_t s;
+  tt_disk_cache_stats(NULL, &s);
+  /* the directory goes away after open: puts fail, counted; gets miss */
+  char gone[512];
+  subdir(gone, sizeof(gone), i, "gone");
+  tt_disk_cache_t* c = st ? NULL : tt_disk_cache_open(p, gone);
+  tt_pjrt_exec_t* miss = NULL;
+  tt_status_t st2 = NULL;
+  if (c) {
+    rmdir(gone);
+    st2 = tt_disk_cache_put(c, KEY(k_key_a), e);
+    if (!st2) st2 = tt_disk_cache_get(c, KEY(k_key_a), &miss);
+  }
+  tt_disk_cache_stats_t s2;
+  tt_disk_cache_stats(c, &s2);
+  tt_disk_cache_close(c);
+  tt_pjrt_exec_destroy(p, e);
+  TT_CHECK_OK(st);
+  TT_CHECK_OK(st2);
+  TT_CHECK(got == NULL);
+  TT_CHECK(s.hits == 0 && s.misses == 0 && s.writes == 0 && s.errors == 0);
+  TT_CHECK(c != NULL && miss == NULL);
+  TT_CHECK(s2.writes == 0 && s2.errors == 1 && s2.misses == 1 && s2.rejected == 0);
+}
+static void test_disabled(void) { FOR_EACH_PLUGIN(check_disabled); }
+
+/* ---- where the directory is: TORCH_TPU_CACHE_DIR, else ~/.cache/torch_tpu ---------------- */
+static void test_default_dir(void) {
+  tt_pjrt_t* p = g_plugins[0] ? g_plugins[0] : g_plugins[1];
+  if (!p) return;
+  char env_dir[512], home[512], want[600];
+  snprintf(env_dir, sizeof(env_dir), "%s/from-env/a/b", g_root);
+  snprintf(home, sizeof(home), "%s/home", g_root);
+  snprintf(want, sizeof(want), "%s/.cache/torch_tpu", home);
+  const char* old_home = getenv("HOME");
+  char* saved_home = old_home ? strdup(old_home) : NULL;
+  setenv("TORCH_TPU_CACHE_DIR", env_dir, 1);
+  tt_disk_cache_t* a = tt_disk_cache_open(p, NULL);
+  unsetenv("TORCH_TPU_CACHE_DIR");
+  setenv("HOME", home, 1);
+  tt_disk_cache_t* b = tt_disk_cache_open(p, NULL);
+  if (saved_home) setenv("HOME", saved_home, 1);
+  else unsetenv("HOME");
+  free(saved_home);
+  struct stat sb;
+  bool private_dir = stat(want, &sb) == 0 && (sb.st_mode & 0777) == 0700;
+  bool ok_a = a && !strcmp(tt_disk_cache_dir(a), env_dir);
+  bool ok_b = b && !strcmp(tt_disk_cache_dir(b), want);
+  tt_disk_cache_close(a);
+  tt_disk_cache_close(b);
+  TT_CHECK(ok_a);
+  TT_CHECK(ok_b);
+  TT_CHECK(private_dir);
+}
+
+/* ---- clear: our files only --------------------------------------------------------------- */
+static void check_clear(int i) {
+  char dir[512], notes[600], stale[600];
+  subdir(dir, sizeof(dir), i, "clear");
+  tt_pjrt_t* p = g_plugins[i];
+  tt_disk_cache_t* c = tt_disk_cache_open(p, dir);
+  TT_CHECK(c != NULL);
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = compile(p, 2, &e);
+  for (int k = 0; !st && k < 3; k++) {
+    char key[8] = {'k', (char)k};
+    st = tt_disk_cache_put(c, key, sizeof(key), e);
+  }
+  tt_pjrt_exec_destroy(p, e);
+  snprintf(notes, sizeof(notes), "%s/notes.txt", dir);
+  snprintf(stale, sizeof(stale), "%s/.0123456789abcdef.ttexec.77.3.tmp", dir);
+  int bad = write_all(notes, "mine", 4) | write_all(stale, "half", 4);
+  int others = 0, before = count_files(dir, &others);
+  if (!st) st = tt_disk_cache_clear(c);
+  int others2 = 0, after = count_files(dir, &others2);
+  struct stat sb;
+  bool notes_kept = stat(notes, &sb) == 0, stale_gone = stat(stale, &sb) != 0;
+  tt_pjrt_exec_t* got = NULL;
+  char key0[8] = {'k', 0};
+  if (!st) st = tt_disk_cache_get(c, key0, sizeof(key0), &got);
+  tt_disk_cache_close(c);
+  TT_CHECK_OK(st);
+  TT_CHECK(!bad);
+  TT_CHECK(before == 3 && others == 2);
+  TT_CHECK(after == 0 && others2 == 1 && notes_kept && stale_gone);
+  TT_CHECK(got == NULL);
+}
+static void test_clear(void) { FOR_EACH_PLUGIN(check_clear); }
+
+/* ---- two processes fill one directory at once -------------------------------------------- */
+#define WRITER_PUTS 50
+#define SHARED_KEYS 5
+
+/* Child n: compiles, says it is ready (file "<dir>.ready<n>"), waits for
+ * "<dir>.go" so that both write at once, then does 50 puts of its own keys
+ * (program 1 + n) interleaved with 50 puts of the keys both children write
+ * (program 0). Exit status 0 if every put wrote. */
+static bool wait_for_file(const char* path, int seconds) {
+  for (int k = 0; k < seconds * 1000; k++) {
+    if (access(path, F_OK) == 0) return true;
+    usleep(1000);
+  }
+  return false;
+}
+
+static int writer_main(const char* dir, const char* plugin, int n) {
+  char ready[600], go[600];
+  snprintf(ready, sizeof(ready), "%s.ready%d", dir, n);
+  snprintf(go, sizeof(go), "%s.go", dir);
+  tt_pjrt_t* p = NULL;
+  tt_status_t st = tt_pjrt_open(plugin, 1, &p);
+  tt_disk_cache_t* c = st ? NULL : tt_disk_cache_open(p, dir);
+  tt_pjrt_exec_t *own = NULL, *shared = NULL;
+  if (!st) st = compile(p, 1 + n, &own);
+  if (!st) st = compile(p, 0, &shared);
+  if (!st && (write_all(ready, "", 0) || !wait_for_file(go, 120)))
+    st = tt_status_make(TT_UNAVAILABLE, "no start signal");
+  for (int k = 0; c && !st && k < WRITER_PUTS; k++) {
+    char key[16] = {'o', (char)n, (char)k};
+    st = tt_disk_cache_put(c, key, sizeof(key), own);
+    char skey[16] = {'s', (char)(k % SHARED_KEYS)};
+    if (!st) st = tt_disk_cache_put(c, skey, sizeof(skey), shared);
+  }
+  tt_disk_cache_stats_t s;
+  tt_disk_cache_stats(c, &s);
+  int rc = st || !c || s.writes != 2 * WRITER_PUTS || s.errors != 0;
+  if (rc)
+    fprintf(stderr, "  writer %d: %s (writes %lld, errors %lld)\n", n,
+            st ? tt_status_message(st) : "", (long long)s.writes, (long long)s.errors);
+  tt_status_free(st);
+  tt_pjrt_exec_destroy(p, own);
+  tt_pjrt_exec_destroy(p, shared);
+  tt_disk_cache_close(c);
+  tt_pjrt_close(p);
+  return rc;
+}
+
+static void check_concurrent(int i) {
+  char dir[512];
+  subdir(dir, sizeof(dir), i, "concurrent");
+  pid_t pids[2];
+  for (int n = 0; n < 2; n++) {
+    char num[16];
+    snprintf(num, sizeof(num), "%d", n);
+    pids[n] = fork();
+    if (pids[n] == 0) { /* exec: the parent's PJRT client does not survive fork */
+      execl("/proc/self/exe", "test_disk_cache", "--writer", dir, g_paths[i], num, (char*)NULL);
+      _exit(127);
+    }
+    TT_CHECK(pids[n] > 0);
+  }
+  char ready[2][600], go[600];
+  for (int n = 0; n < 2; n++) snprintf(ready[n], sizeof(ready[n]), "%s.ready%d", dir, n);
+  snprintf(go, sizeof(go), "%s.go", dir);
+  /* start both writers together (a writer that died early fails below) */
+  for (int n = 0; n < 2; n++) wait_for_file(ready[n], 120);
+  write_all(go, "", 0);
+  int status[2];
+  for (int n = 0; n < 2; n++) TT_CHECK(waitpid(pids[n], &status[n], 0) == pids[n]);
+  for (int n = 0; n < 2; n++) TT_CHECK(WIFEXITED(status[n]) && WEXITSTATUS(status[n]) == 0);
+
+  tt_pjrt_t* p = g_plugins[i];
+  tt_disk_cache_t* c = tt_disk_cache_open(p, dir);
+  TT_CHECK(c != NULL);
+  int misses = 0, wrong = 0;
+  for (int n = 0; n < 2; n++)
+    for (int k = 0; k < WRITER_PUTS; k++) {
+      char key[16] = {'o', (char)n, (char)k};
+      tt_pjrt_exec_t* e = NULL;
+      tt_status_free(tt_disk_cache_get(c, key, sizeof(key), &e));
+      misses += !e;
+      if (e && k % 10 == 0) wrong += run_prog(p, e, 0, 1 + n);
+      tt_pjrt_exec_destroy(p, e);
+    }
+  for (int k = 0; k < SHARED_KEYS; k++) {
+    char skey[16] = {'s', (char)k};
+    tt_pjrt_exec_t* e = NULL;
+    tt_status_free(tt_disk_cache_get(c, skey, sizeof(skey), &e));
+    misses += !e;
+    if (e) wrong += run_prog(p, e, 0, 0);
+    tt_pjrt_exec_destroy(p, e);
+  }
+  tt_disk_cache_close(c);
+  int others = 0, entries = count_files(dir, &others);
+  TT_CHECK(misses == 0 && wrong == 0);
+  TT_CHECK(entries == 2 * WRITER_PUTS + SHARED_KEYS && others == 0); /* no temporary left */
+}
+static void test_concurrent_writers(void) { FOR_EACH_PLUGIN(check_concurrent); }
+
+int main(int argc, char** argv) {
+  if (argc == 5 && !strcmp(argv[1], "--writer"))
+    return writer_main(argv[2], argv[3], atoi(argv[4]));
+  unsetenv("TORCH_TPU_DISK_CACHE");
+  const char* tmp = getenv("TMPDIR");
+  snprintf(g_root, sizeof(g_root), "%s/tt_disk_cache.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(g_root)) {
+    printf("FAILED: cannot create a directory under %s\n", tmp && *tmp ? tmp : "/tmp");
+    return 1;
+  }
+  const char* env[2] = {"TT_TEST_PLUGIN_NEW", "TT_TEST_PLUGIN_OLD"};
+  for (int i = 0; i < 2; i++) {
+    g_paths[i] = getenv(env[i]);
+    if (!g_paths[i] || !*g_paths[i]) {
+      printf("skip   the %s plugin: %s is not set\n", g_names[i], env[i]);
+      continue;
+    }
+    tt_status_t st = tt_pjrt_open(g_paths[i], 2, &g_plugins[i]);
+    if (st) {
+      printf("FAILED opening %s: %s\n", g_paths[i], tt_status_message(st));
+      tt_status_free(st);
+      tt__failed++;
+    }
+  }
+  TT_RUN(test_serialize);
+  TT_RUN(test_garbage);
+  TT_RUN(test_put_get);
+  TT_RUN(test_corrupt);
+  TT_RUN(test_foreign_plugin);
+  TT_RUN(test_disabled);
+  TT_RUN(test_default_dir);
+  TT_RUN(test_clear);
+  TT_RUN(test_concurrent_writers);
+  for (int i = 0; i < 2; i++) tt_pjrt_close(g_plugins[i]);
+  nftw(g_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  TT_REPORT();
+}

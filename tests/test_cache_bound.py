@@ -1,0 +1,69 @@
+"""The in-memory executable cache is bounded (TORCH_TPU_CACHE_MAX_PROGRAMS,
+csrc/core/runtime/cache.c). The CPU plugin maps a few memory regions for
+every program it compiles. Before the cache had a bound, a long process
+(the whole pytest suite, or a loop over many shapes) reached the kernel's
+vm.max_map_count: compiling then failed ("Failed to materialize symbols")
+and the next C++ exception crashed in the unwinder. Beyond the bound, the
+least recently used programs are dropped and compiled again if needed."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import torch
+
+import torch_tpu  # noqa: F401
+
+SCRIPT = textwrap.dedent(
+    r"""
+    import torch, torch_tpu
+    dev = torch.device("tpu")
+
+    def nmaps():
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+
+    # a device-side check still pending while its program is dropped: no
+    # host read (which reports it) until synchronize
+    x = torch.randn(4, 2).to(dev)
+    x.index_select(0, torch.tensor([4]).to(dev))
+    kept = [torch.full((n,), 2.0, device=dev) * 3 for n in range(1, 60)]
+    assert torch.tpu.memory_stats()["compile_cache.evictions"] > 0
+    try:
+        torch.tpu.synchronize()
+    except IndexError as e:
+        assert "index_select" in str(e), e
+    else:
+        raise AssertionError("the pending index check was lost")
+    torch.tpu.synchronize()
+    assert all(torch.equal(k.cpu(), torch.full((n,), 6.0)) for n, k in zip(range(1, 60), kept))
+    maps = []
+    for rnd in range(2):  # the second round recompiles what the first dropped
+        for n in range(1, 121):
+            a = torch.arange(n, dtype=torch.float32)
+            got = (a.to(dev) * 3 + 1).cpu()
+            assert torch.equal(got, a * 3 + 1), (rnd, n)
+        maps.append(nmaps())
+    s = torch.tpu.memory_stats()
+    assert s["compile_cache.max_entries"] == 40, s
+    assert s["compile_cache.entries"] <= 40, s
+    assert s["compile_cache.evictions"] >= 400, s
+    # bounded: the second round of ~360 compiles holds no more regions
+    assert maps[1] <= maps[0] + 100, maps
+    print("OK", s["compile_cache.evictions"], maps)
+    """
+)
+
+
+def test_cache_drops_least_recently_used_programs():
+    env = dict(os.environ, TORCH_TPU_CACHE_MAX_PROGRAMS="40")
+    r = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr[-3000:]
+
+
+def test_default_bound_fits_the_kernel_map_limit():
+    s = torch.tpu.memory_stats()
+    with open("/proc/sys/vm/max_map_count") as f:
+        maps = int(f.read())
+    assert 64 <= s["compile_cache.max_entries"] <= max(64, min(4096, maps // 12)), s
+    assert s["compile_cache.entries"] <= s["compile_cache.max_entries"]

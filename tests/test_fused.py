@@ -1,0 +1,259 @@
+"""Fused Eager: ops recorded and run as one program, against CPU and Strict.
+
+Randomized programs (views, in-place ops through views, released
+intermediates, host reads in the middle) must give CPU's results; each flush
+trigger must run the recorded ops; a training step with its backward must
+run as one program; a loop without host reads must settle on a few cached
+programs."""
+import io
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import torch_tpu
+
+DEV = "tpu"
+
+
+def stats():
+    return torch_tpu._C._stats(-1)
+
+
+def pending():
+    return stats()["pending_ops"]
+
+
+# ---- randomized programs ---------------------------------------------------------
+
+
+def _rand_view(rng, t):
+    """A random view of t (both devices get the same one)."""
+    k = rng.randrange(6)
+    if t.dim() == 0:
+        return lambda x: x
+    if k == 0:
+        return lambda x: x
+    if k == 1 and t.dim() >= 2:
+        return lambda x: x.t() if x.dim() == 2 else x.transpose(0, -1)
+    if k == 2 and t.shape[0] > 1:
+        s = rng.randrange(t.shape[0] - 1)
+        return lambda x: x[s:]
+    if k == 3 and t.shape[-1] > 2:
+        return lambda x: x[..., ::2]
+    if k == 4 and t.shape[0] > 0:
+        i = rng.randrange(t.shape[0])
+        return lambda x: x[i]
+    return lambda x: x.view(-1) if x.is_contiguous() else x
+
+
+def _step(rng, pool):
+    """One random op on the pool: returns fn(list of tensors) applied to both."""
+    n = len(pool)
+    i, j = rng.randrange(n), rng.randrange(n)
+    k = rng.randrange(11)
+    a_shape = pool[i].shape
+    v = _rand_view(rng, pool[i])
+    if k == 0:
+        c = rng.choice([0.5, -2.0, 3.0])
+        return lambda p: p.append(p[i] * c + p[j].sum())
+    if k == 1:
+        return lambda p: p.append(torch.tanh(p[i]) - p[i].mean(dim=0, keepdim=True))
+    if k == 2:  # in place through a view
+        c = rng.choice([1.0, -0.5])
+        return lambda p: v(p[i]).add_(c)
+    if k == 3:
+        return lambda p: v(p[i]).mul_(p[j].amax())
+    if k == 4 and len(a_shape) == 2:
+        return lambda p: p.append(p[i] @ p[i].t())
+    if k == 5:
+        return lambda p: p.__setitem__(i, p[i].clone())
+    if k == 6:  # release: the value is dropped before the flush
+        return lambda p: p.pop(i) if len(p) > 2 else None
+    if k == 7 and len(a_shape) >= 1 and a_shape[0] > 1:
+        idx = [rng.randrange(a_shape[0]) for _ in range(3)]
+
+        def put(p):
+            ix = torch.tensor(idx, device=p[i].device)
+            p[i].index_put_((ix,), torch.ones((), device=p[i].device), accumulate=True)
+
+        return put
+    if k == 8:
+        return lambda p: v(p[i]).copy_(v(p[j]) if p[j].shape == p[i].shape else v(p[i]).flip(0) if v(p[i]).dim() else v(p[i]))
+    if k == 9:
+        return lambda p: p.append(torch.where(p[i] > 0, p[i], p[i] * 0.1).cumsum(-1) if p[i].dim() else p[i] + 1)
+    return lambda p: p.append(p[i].exp().clamp(max=50.0))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_match_cpu(seed):
+    rng = random.Random(seed)
+    base = [torch.randn(4, 6, generator=torch.Generator().manual_seed(seed * 7 + q)) for q in range(3)]
+    cpu = [t.clone() for t in base]
+    with torch_tpu.eager_mode("fused"):
+        dev = [t.to(DEV) for t in base]
+        for _ in range(rng.randrange(10, 40)):
+            op = _step(rng, cpu)
+            op(cpu)
+            op(dev)
+            if rng.random() < 0.1:  # a host read in the middle: a flush
+                torch.testing.assert_close(dev[-1].cpu(), cpu[-1], rtol=1e-4, atol=1e-4)
+                assert pending() == 0
+        assert len(dev) == len(cpu)
+        for d, c in zip(dev, cpu):
+            assert d.shape == c.shape and d.stride() == c.stride() and d.dtype == c.dtype
+            torch.testing.assert_close(d.cpu(), c, rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+# ---- flush triggers ------------------------------------------------------------
+
+
+def _recorded():
+    a = torch.arange(6.0, device=DEV)
+    b = a * 3 + 1
+    assert pending() >= 2, "the ops should be recorded, not run"
+    return b
+
+
+TRIGGERS = {
+    "item": lambda b: b.sum().item() == 51.0,
+    "cpu": lambda b: b.cpu().tolist() == [1.0, 4.0, 7.0, 10.0, 13.0, 16.0],
+    "tolist": lambda b: b.tolist() == [1.0, 4.0, 7.0, 10.0, 13.0, 16.0],
+    "repr": lambda b: "16." in repr(b),
+    "save": lambda b: torch.save(b, io.BytesIO()) is None,
+    "synchronize": lambda b: torch.tpu.synchronize() is None,
+    "data-dependent": lambda b: bool((b > 5).any()),
+    "nonzero": lambda b: b.nonzero().shape == (6, 1),
+}
+
+
+@pytest.mark.parametrize("trigger", sorted(TRIGGERS))
+def test_flush_triggers(trigger):
+    with torch_tpu.eager_mode("fused"):
+        b = _recorded()
+        f0 = stats()["fused_flushes"]
+        assert TRIGGERS[trigger](b)
+        assert pending() == 0
+        assert stats()["fused_flushes"] > f0
+
+
+def test_strict_op_after_fused_ops_sees_their_results():
+    with torch_tpu.eager_mode("fused"):
+        b = _recorded()
+    c = b + 1  # Strict: runs the recorded ops first
+    assert pending() == 0
+    assert c.cpu().tolist() == [2.0, 5.0, 8.0, 11.0, 14.0, 17.0]
+
+
+def test_host_write_into_a_recorded_input():
+    with torch_tpu.eager_mode("fused"):
+        a = torch.zeros(4, device=DEV)
+        b = a + 1  # reads a's current value
+        a.copy_(torch.full((4,), 5.0))  # host write: b must not see it
+        torch.testing.assert_close(b.cpu(), torch.ones(4))
+        torch.testing.assert_close(a.cpu(), torch.full((4,), 5.0))
+
+
+# ---- training steps ------------------------------------------------------------
+
+
+def _model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16),
+                               torch.nn.Linear(16, 4))
+
+
+def test_forward_backward_step_is_one_program():
+    m = _model().to(DEV)
+    mc = _model()
+    x = torch.randn(5, 8)
+    xd = x.to(DEV)
+    torch.tpu.synchronize()
+    with torch_tpu.eager_mode("fused"):
+        e0 = stats()["executions"]
+        loss = m(xd).square().mean()
+        loss.backward()  # on autograd's device thread: recorded too
+        got = [p.grad.cpu() for p in m.parameters()]
+        n = stats()["executions"] - e0
+    mc(x).square().mean().backward()
+    for g, p in zip(got, mc.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
+    assert n == 1, f"forward + backward ran as {n} programs"
+
+
+def test_training_loop_settles_on_cached_programs():
+    """50 AdamW steps without host reads: the repeated-block detector cuts the
+    graph at the same places every step, so the programs compiled stay few."""
+    m = _model().to(DEV)
+    mc = _model()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2, foreach=False)
+    optc = torch.optim.AdamW(mc.parameters(), lr=1e-2, foreach=False)
+    x = torch.randn(5, 8)
+    xd = x.to(DEV)
+    torch.tpu.synchronize()
+    s0 = stats()
+    with torch_tpu.eager_mode("fused"):
+        for _ in range(50):
+            opt.zero_grad()
+            m(xd).square().mean().backward()
+            opt.step()
+        torch.tpu.synchronize()
+    s1 = stats()
+    for _ in range(50):
+        optc.zero_grad()
+        mc(x).square().mean().backward()
+        optc.step()
+    for p, q in zip(m.parameters(), mc.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-3, atol=1e-4)
+    compiled = s1["cache_misses"] - s0["cache_misses"]
+    flushes = s1["fused_flushes"] - s0["fused_flushes"]
+    assert flushes >= 2
+    assert s1["fused_replays"] == s0["fused_replays"]
+    assert compiled <= 12, f"{compiled} programs compiled for 50 identical steps ({flushes} flushes)"
+
+
+def test_loop_memory_stays_bounded():
+    """Intermediates released before a flush are never materialized."""
+    with torch_tpu.eager_mode("fused"):
+        x = torch.randn(256, 256, device=DEV)
+        torch.tpu.synchronize()
+        base = torch.tpu.memory_allocated()
+        for _ in range(300):
+            x = torch.tanh(x * 1.01 + 0.01)
+        torch.tpu.synchronize()
+        assert torch.tpu.memory_allocated() <= base + 256 * 256 * 4
+    torch.testing.assert_close(x.abs().max().cpu(), x.cpu().abs().max())
+
+
+# ---- errors --------------------------------------------------------------------
+
+
+def test_device_check_names_the_op():
+    with torch_tpu.eager_mode("fused"):
+        a = torch.arange(4.0, device=DEV)
+        b = a.index_select(0, torch.tensor([0, 7], device=DEV))
+        c = b * 2
+        with pytest.raises(Exception, match="index_select"):
+            c.cpu()
+    torch.tpu.synchronize()
+
+
+def test_graph_size_limit_and_env_mode():
+    code = textwrap.dedent("""
+        import torch, torch_tpu
+        s = torch_tpu._C._stats
+        x = torch.zeros(8, device="tpu")
+        for i in range(100):
+            x = x + 1
+        assert s(-1)["pending_ops"] < 10, s(-1)
+        assert s(-1)["fused_flushes"] >= 10, s(-1)
+        assert x.sum().item() == 800.0
+        print("OK")
+    """)
+    env = dict(os.environ, TORCH_TPU_DEFER_AND_FUSE="1", TORCH_TPU_FUSE_MAX_OPS="10")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
