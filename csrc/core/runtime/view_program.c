@@ -226,7 +226,8 @@ static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) 
       real[j] = real[j - 1];
       real[j - 1] = t;
     }
-  int64_t n[TT_MAX_RANK], s[TT_MAX_RANK];
+  /* zeroed: newer gcc cannot see that k >= 1 below the k == 0 return */
+  int64_t n[TT_MAX_RANK] = {0}, s[TT_MAX_RANK] = {0};
   for (int j = 0; j < k; j++) {
     n[j] = v->sizes[real[j]];
     s[j] = v->strides[real[j]];
