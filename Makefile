@@ -20,7 +20,7 @@ ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
 ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
 ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all venv core bridge demo test test-c test-py test-asan bench opinfo clean ops-report fuzz-views test-asan-py
+.PHONY: all venv core bridge demo test test-c test-py test-py-fused test-asan bench opinfo clean ops-report fuzz-views test-asan-py
 
 all: bridge
 
@@ -95,7 +95,12 @@ TEST_ENV = TORCH_TPU_CACHE_DIR=$(CURDIR)/$(BUILD)/cache
 test-py: bridge
 	$(TEST_ENV) $(PY) -m pytest -q tests
 
-test: test-c test-py
+# The same suite in Fused Eager (TORCH_TPU_DEFER_AND_FUSE=1): every op recorded
+# and run in fused programs must give Strict's and CPU's results and errors.
+test-py-fused: bridge
+	$(TEST_ENV) TORCH_TPU_DEFER_AND_FUSE=1 $(PY) -m pytest -q -p no:cacheprovider tests
+
+test: test-c test-py test-py-fused
 
 # ---- Python under ASan ---------------------------------------------------------
 # The bridge compiled with -fsanitize=address,undefined and linked with the

@@ -112,14 +112,21 @@ def _workload(src=WORKLOAD):
     return ns["workload"]
 
 
+# The mode of the environment (make test runs the suite in Strict and in Fused).
+ENV_MODE = ("debug" if os.environ.get("TORCH_TPU_LAUNCH_BLOCKING") == "1" else
+            "fused" if os.environ.get("TORCH_TPU_DEFER_AND_FUSE") == "1" else "strict")
+
+
 def test_debug_mode_equals_strict_and_cpu():
     workload = _workload()
-    assert current_eager_mode() == "strict"
-    strict = workload(DEV)
+    assert current_eager_mode() == ENV_MODE
+    with torch_tpu.eager_mode("strict"):
+        assert current_eager_mode() == "strict"
+        strict = workload(DEV)
     with torch_tpu.eager_mode("debug"):
         assert current_eager_mode() == "debug"
         debug = workload(DEV)
-    assert current_eager_mode() == "strict"
+    assert current_eager_mode() == ENV_MODE
     cpu = workload(torch.device("cpu"))
     for s, d in zip(strict, debug):
         torch.testing.assert_close(d, s, rtol=0, atol=0)
@@ -132,7 +139,7 @@ def test_eager_mode_rejects_unknown():
     with pytest.raises(ValueError):
         with torch_tpu.eager_mode("nonsense"):
             pass
-    assert current_eager_mode() == "strict"
+    assert current_eager_mode() == ENV_MODE
 
 
 def test_launch_blocking_env_equals_strict(tmp_path):

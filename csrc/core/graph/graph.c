@@ -150,6 +150,10 @@ uint64_t tt_graph_call_hash(const tt_call_t* c) {
 /* ---- nodes -------------------------------------------------------------------------- */
 
 tt_status_t tt_graph_append(tt_graph_t* g, const tt_call_t* call) {
+  return tt_graph_append_hashed(g, call, tt_graph_call_hash(call));
+}
+
+tt_status_t tt_graph_append_hashed(tt_graph_t* g, const tt_call_t* call, uint64_t hash) {
   if (g->n == g->cap) {
     int cap = g->cap ? 2 * g->cap : 256;
     node_t* nodes = realloc(g->nodes, sizeof(node_t) * (size_t)cap);
@@ -167,7 +171,7 @@ tt_status_t tt_graph_append(tt_graph_t* g, const tt_call_t* call) {
   c.out_dtypes = arena_copy(g, call->out_dtypes, sizeof(tt_dtype_t) * (size_t)call->nout, &oom);
   if (oom) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory (graph)");
   g->nodes[g->n].call = c;
-  g->nodes[g->n].hash = tt_graph_call_hash(&c);
+  g->nodes[g->n].hash = hash;
   g->n++;
   return NULL;
 }

@@ -73,6 +73,8 @@ void tt_graph_destroy(tt_graph_t* g); /* NULL-safe */
 
 /* Appends a deep copy of `call`. Fails only when out of host memory. */
 tt_status_t tt_graph_append(tt_graph_t* g, const tt_call_t* call);
+/* The same, with the call's hash (tt_graph_call_hash) already computed. */
+tt_status_t tt_graph_append_hashed(tt_graph_t* g, const tt_call_t* call, uint64_t hash);
 int tt_graph_size(const tt_graph_t* g);
 /* The i-th recorded call (borrowed; valid until the next reset). */
 const tt_call_t* tt_graph_call(const tt_graph_t* g, int i);

@@ -161,6 +161,170 @@ static int cut_point(const tt_graph_t* g, int k) {
   return best;
 }
 
+/* ---- the lowering, checked at record time ------------------------------------------
+ * A lowering refuses some calls (a dtype it does not handle, an attribute out
+ * of range): Strict Eager raises that at the op. So that Fused Eager raises it
+ * at the same op, and never records a call its flush cannot lower, each call
+ * signature's lowering is run once, at record time, on parameters of the
+ * call's argument types (the program is thrown away). The structural hash
+ * covers all the lowering sees: op, argument kinds, tiers, dtypes, shapes,
+ * attributes and output types (Scalars and view offsets are runtime values,
+ * which no lowering reads). */
+
+/* The value arrays of list arguments, freed together. */
+typedef struct lists {
+  tt_val_t** v;
+  int n, cap;
+} lists_t;
+
+static void check_larg(tt_shlo_fn_t* f, const tt_call_arg_t* a, bool as_out, tt_larg_t* l, lists_t* ls);
+
+static tt_val_t* larg_list(tt_shlo_fn_t* f, const tt_call_arg_t* a, lists_t* ls) {
+  if (ls->n == ls->cap) {
+    int cap = ls->cap ? 2 * ls->cap : 8;
+    tt_val_t** v = realloc(ls->v, sizeof(*v) * (size_t)cap);
+    if (!v) return NULL;
+    ls->v = v;
+    ls->cap = cap;
+  }
+  tt_val_t* vals = calloc((size_t)a->n + 1, sizeof(tt_val_t));
+  if (!vals) return NULL;
+  ls->v[ls->n++] = vals;
+  for (int i = 0; i < a->n; i++) {
+    tt_larg_t sub;
+    check_larg(f, &a->list[i], false, &sub, ls);
+    vals[i] = sub.val;
+  }
+  return vals;
+}
+
+static void check_larg(tt_shlo_fn_t* f, const tt_call_arg_t* a, bool as_out, tt_larg_t* l, lists_t* ls) {
+  memset(l, 0, sizeof(*l));
+  l->kind = as_out ? TT_ARG_OUT : a->kind;
+  l->val = TT_SHLO_INVALID;
+  switch (l->kind) {
+    case TT_ARG_TENSOR: {
+      l->tier = a->tier;
+      tt_type_t t = a->on_host ? tt_type_scalar(a->sdtype)
+                               : tt_type_make(a->view.dtype, a->view.rank, a->view.sizes);
+      l->val = tt_shlo_param(f, &t);
+      return;
+    }
+    case TT_ARG_SCALAR: {
+      tt_type_t t = tt_type_scalar(a->sdtype);
+      l->tier = TT_TIER_WRAPPED;
+      l->val = tt_shlo_param(f, &t);
+      return;
+    }
+    case TT_ARG_TENSORS:
+    case TT_ARG_SCALARS:
+      /* as build_arg (call.c): the list's tier is its first element's */
+      l->tier = a->n > 0 ? (a->list[0].kind == TT_ARG_SCALAR ? TT_TIER_WRAPPED : a->list[0].tier)
+                         : TT_TIER_DIM;
+      l->vals = larg_list(f, a, ls);
+      if (!l->vals) tt_shlo_fail(f, "out of host memory (argument list)");
+      l->n = a->n;
+      return;
+    case TT_ARG_INT:
+    case TT_ARG_BOOL:
+      l->i = a->i;
+      return;
+    case TT_ARG_FLOAT:
+      l->f = a->f;
+      return;
+    case TT_ARG_INTS:
+      l->ints = a->ints;
+      l->n = a->n;
+      return;
+    case TT_ARG_STR:
+      l->str = a->str;
+      return;
+    default:
+      return;
+  }
+}
+
+static tt_status_t check_lowering(const tt_call_t* c) {
+  tt_shlo_fn_t* f = tt_shlo_fn_create();
+  int nl = c->nargs + ((c->op->flags & TT_LF_RNG) ? 1 : 0);
+  tt_larg_t* largs = calloc((size_t)nl + 1, sizeof(tt_larg_t));
+  tt_type_t* out_types = calloc((size_t)c->nout + 1, sizeof(tt_type_t));
+  tt_val_t* outs = calloc((size_t)c->nout + 1, sizeof(tt_val_t));
+  lists_t ls = {0};
+  tt_status_t st = NULL;
+  if (!f || !largs || !out_types || !outs) {
+    st = tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory (lowering check)");
+    goto done;
+  }
+  for (int i = 0; i < c->nargs; i++)
+    check_larg(f, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &largs[i], &ls);
+  if (c->op->flags & TT_LF_RNG) {
+    int64_t two = 2;
+    tt_type_t t = tt_type_make(TT_U64, 1, &two);
+    largs[c->nargs].kind = TT_ARG_RNG;
+    largs[c->nargs].val = tt_shlo_param(f, &t);
+  }
+  for (int i = 0; i < c->nout; i++) {
+    out_types[i] = tt_type_make(c->out_dtypes[i], c->outs[i].rank, c->outs[i].sizes);
+    outs[i] = TT_SHLO_INVALID;
+  }
+  tt_lctx_t lc = {f, c->op, largs, nl, out_types, c->nout, outs};
+  if (!tt_shlo_failed(f)) st = c->op->fn(&lc);
+  for (int i = 0; i < c->nout && !st && !tt_shlo_failed(f); i++)
+    if (outs[i] == TT_SHLO_INVALID)
+      st = tt_status_make(TT_INTERNAL, "%s: the lowering did not set output %d", c->op->name, i);
+  if (!st) { /* the builder's own refusals (types, ranks) */
+    tt_sbuf_t text;
+    tt_sbuf_init(&text);
+    st = tt_shlo_fn_finish(f, outs, c->nout, &text);
+    tt_sbuf_free(&text);
+  }
+done:
+  for (int i = 0; i < ls.n; i++) free(ls.v[i]);
+  free(ls.v);
+  tt_shlo_fn_destroy(f);
+  free(largs);
+  free(out_types);
+  free(outs);
+  return st ? tt_status_annotate(st, "lowering %s", c->op->name) : NULL;
+}
+
+/* Whether hash h is in the set of checked signatures; adds it if not. */
+static bool lowered_before(tt_runtime_t* rt, uint64_t h) {
+  if (h == 0) h = 1; /* 0 marks an empty slot */
+  if (2 * (rt->nlowered + 1) > rt->caplowered) {
+    size_t cap = rt->caplowered ? 2 * rt->caplowered : 1024;
+    uint64_t* t = calloc(cap, sizeof(*t));
+    if (!t) return false; /* checked again next time */
+    for (size_t i = 0; i < rt->caplowered; i++) {
+      uint64_t v = rt->lowered[i];
+      if (!v) continue;
+      size_t j = (size_t)v & (cap - 1);
+      while (t[j]) j = (j + 1) & (cap - 1);
+      t[j] = v;
+    }
+    free(rt->lowered);
+    rt->lowered = t;
+    rt->caplowered = cap;
+  }
+  if (!rt->lowered) return false;
+  size_t j = (size_t)h & (rt->caplowered - 1);
+  while (rt->lowered[j]) {
+    if (rt->lowered[j] == h) return true;
+    j = (j + 1) & (rt->caplowered - 1);
+  }
+  return false;
+}
+
+static void lowered_add(tt_runtime_t* rt, uint64_t h) {
+  if (h == 0) h = 1;
+  if (!rt->lowered || 2 * (rt->nlowered + 1) > rt->caplowered) return;
+  size_t j = (size_t)h & (rt->caplowered - 1);
+  while (rt->lowered[j]) j = (j + 1) & (rt->caplowered - 1);
+  rt->lowered[j] = h;
+  rt->nlowered++;
+}
+
 tt_status_t tt__fuse_record(tt_runtime_t* rt, const tt_call_t* call) {
   if (!rt->graph) {
     rt->graph = tt_graph_create();
@@ -187,7 +351,12 @@ tt_status_t tt__fuse_record(tt_runtime_t* rt, const tt_call_t* call) {
     rt->node_refs = nr;
     rt->capnode_refs = cap;
   }
-  TT_RETURN_IF_ERROR(tt_graph_append(g, call));
+  uint64_t h = tt_graph_call_hash(call);
+  if (!lowered_before(rt, h)) {
+    TT_RETURN_IF_ERROR(check_lowering(call)); /* raised at the op, nothing recorded */
+    lowered_add(rt, h);
+  }
+  TT_RETURN_IF_ERROR(tt_graph_append_hashed(g, call, h));
   rt->node_refs[n] = rt->ngraph_refs;
   bool ok = true;
   for (int i = 0; i < call->nargs && ok; i++) ok = hold_arg(rt, &call->args[i]);

@@ -108,6 +108,9 @@ struct tt_runtime {
   size_t* node_refs;          /* owned: per recorded call, its first entry in graph_refs */
   int capnode_refs;
   int fuse_max_ops;           /* graph-size limit */
+  uint64_t* lowered;          /* owned: open-addressed set of call hashes whose lowering ran
+                                 (0 = empty slot): checked once, at record time */
+  size_t nlowered, caplowered;
   int64_t fused_flushes, fused_ops, fused_replays;
   double compile_seconds;
   int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */

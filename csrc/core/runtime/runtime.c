@@ -63,6 +63,7 @@ void tt_runtime_close(tt_runtime_t* rt) {
   tt_graph_destroy(rt->graph);
   tt_graph_destroy(rt->graph_spare);
   free(rt->graph_refs);
+  free(rt->lowered);
   free(rt->node_refs);
   tt_status_free(tt__checks_drain(rt));
   free(rt->checks);
