@@ -101,3 +101,87 @@ def test_deterministic_mode_matches_cpu(cached_first):
         assert torch.are_deterministic_algorithms_enabled()  # restored
     finally:
         torch.use_deterministic_algorithms(old)
+
+
+# Pointwise and foreach ops key a Scalar by its type and class (sign, zero,
+# NaN, infinity, beyond float32's range), not its value: a step size that
+# changes every optimizer step must not run the (Python) meta kernel again.
+def _meta_counts():
+    s = torch_tpu._C._stats(-1)
+    return s["meta_hits"], s["meta_misses"]
+
+
+def test_changing_scalars_of_pointwise_and_foreach_ops_hit_the_cache():
+    xs = [torch.randn(4, 3, device=dev) for _ in range(3)]
+    a = [torch.rand(4, 3, device=dev) + 0.5 for _ in range(3)]
+    xc = [x.cpu() for x in xs]
+    ac = [t.cpu() for t in a]
+    for step in range(1, 6):  # first call fills the cache, the rest must hit it
+        if step == 2:
+            _, m0 = _meta_counts()
+        vals = [0.1 / step, -0.3 * step, 1.5 + step]
+        torch._foreach_addcdiv_(xs, a, a, vals)
+        torch._foreach_addcdiv_(xc, ac, ac, vals)
+        for x in xs:
+            x.mul_(1.0 - 0.01 * step).add_(a[0], alpha=0.5 / step)
+        for x in xc:
+            x.mul_(1.0 - 0.01 * step).add_(ac[0], alpha=0.5 / step)
+    _, m1 = _meta_counts()
+    assert m1 == m0, f"{m1 - m0} meta-cache misses for calls that differ only in Scalar values"
+    for x, y in zip(xs, xc):
+        torch.testing.assert_close(x.cpu(), y)
+
+
+def test_adamw_steps_hit_the_meta_cache():
+    torch.manual_seed(0)
+    m = torch.nn.Linear(5, 3).to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
+    x = torch.randn(4, 5, device=dev)
+    for i in range(4):
+        if i == 2:
+            _, m0 = _meta_counts()
+        opt.zero_grad()
+        m(x).square().mean().backward()
+        opt.step()
+    _, m1 = _meta_counts()
+    assert m1 == m0, f"{(m1 - m0) / 2} meta-cache misses per AdamW step"
+
+
+# A Scalar's class still selects the result: type promotion by kind, and the
+# checks that read sign, finiteness or range raise after a cached valid call.
+@pytest.mark.parametrize("name, good, bad, match", [
+    ("softshrink", lambda x: torch.nn.functional.softshrink(x, 0.5),
+     lambda x: torch.nn.functional.softshrink(x, -1.0), "lambda"),
+    ("rrelu", lambda x: torch.ops.aten.rrelu(x, 0.1, 0.3), lambda x: torch.ops.aten.rrelu(x, float("inf"), 0.3),
+     "finite"),
+    ("softshrink_nan", lambda x: torch.nn.functional.softshrink(x, 0.5),
+     lambda x: torch.nn.functional.softshrink(x, float("nan")), "lambda"),
+])
+def test_scalar_checks_after_a_cached_call(name, good, bad, match):
+    x = torch.randn(6) * 3
+    torch.testing.assert_close(good(x.to(dev)).cpu(), good(x))
+    with pytest.raises(Exception, match=match) as cpu_err:
+        bad(x)
+    with pytest.raises(type(cpu_err.value), match=match):
+        bad(x.to(dev)).cpu()
+
+
+@pytest.mark.parametrize("first, then", [(2, 2.5), (2.5, 2), (2, True), (1.5, 1 + 2j), (-3, 4)])
+def test_scalar_kind_selects_the_dtype_after_a_cached_call(first, then):
+    for dt in (torch.int64, torch.uint8, torch.float16, torch.bool):
+        x = torch.ones(3, dtype=dt)
+        for s in (first, then):
+            for f in (torch.add, torch.mul, torch.sub if dt != torch.bool else torch.mul):
+                try:
+                    want = f(x, s)
+                except RuntimeError:
+                    with pytest.raises(RuntimeError):
+                        f(x.to(dev), s).cpu()
+                    continue
+                if want.dtype == torch.complex32:  # chalf keeps its clear error on tpu
+                    with pytest.raises(NotImplementedError, match="ComplexHalf"):
+                        f(x.to(dev), s).cpu()
+                    continue
+                got = f(x.to(dev), s).cpu()
+                assert got.dtype == want.dtype, (dt, s, f)
+                torch.testing.assert_close(got, want)

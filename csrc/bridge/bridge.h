@@ -59,5 +59,7 @@ void move_host_indices(const c10::FunctionSchema& schema, std::vector<c10::IValu
 
 void set_cpu_fallback(bool on);
 bool cpu_fallback_enabled();
+// Meta-result cache lookups of the boxed fallback so far (hits, misses).
+void meta_cache_counts(int64_t* hits, int64_t* misses);
 
 }  // namespace torch_tpu

@@ -5,6 +5,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@ struct OpInfo {
   bool host_unless_output_size;     // data-dependent size unless output_size is given
   bool mask_indices;                // has `Tensor?[] indices`: boolean masks are expanded
   bool lu_of_transpose;             // det / slogdet: the lowering factors A^T (see below)
+  bool scalar_class_key;            // the meta key holds Scalars' classes, not values (see below)
 };
 
 // det and slogdet save an LU for their backward: CPU's is the LU of A^T when A
@@ -44,6 +46,21 @@ const std::unordered_set<std::string> kHostOps = {
     "aten::unique_dim", "aten::_unique", "aten::nonzero_static",
 };
 
+// Pointwise ops (PyTorch's `pointwise` tag) and the foreach family: their meta
+// kernels read a Scalar's type (promotion) and at most its class (sign, zero,
+// NaN, infinity, beyond float32's range: softshrink's lambda range, rrelu's
+// finite bounds), never the exact value; so their meta results are keyed by
+// the class, and a Scalar that changes every call (an optimizer's step size,
+// a bias correction) does not miss the cache every call. Found by calling the
+// meta kernel of every such op with Scalars of each class in several dtypes:
+// only the families below read more (elu's input_scale 1 vs 2 as an integer),
+// and they keep the exact value.
+bool scalar_class_key_op(const c10::OperatorHandle& op, const std::string& base) {
+  for (const char* f : {"elu", "hardtanh", "rrelu", "softshrink", "hardshrink", "threshold"})
+    if (base.find(f) != std::string::npos) return false;
+  return op.hasTag(at::Tag::pointwise) || base.rfind("aten::_foreach_", 0) == 0;
+}
+
 const OpInfo& op_info(const c10::OperatorHandle& op) {
   static std::mutex mu;
   static std::unordered_map<const void*, OpInfo> cache;
@@ -57,7 +74,7 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
   bool mask_indices = ii && op.schema().arguments()[*ii].type()->str() == "Tensor?[]";
   OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0,
               on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave", mask_indices,
-              kLuOfTransposeOps.count(on.name) > 0};
+              kLuOfTransposeOps.count(on.name) > 0, scalar_class_key_op(op, on.name)};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -129,8 +146,9 @@ bool is_host_scalars(const c10::Argument& a, const c10::IValue& v) {
 //    strides), non-tensor argument values, Scalar values (not just their type:
 //    meta kernels check them, e.g. renorm's maxnorm >= 0, vector_norm's ord on
 //    an empty input, histc's min < max, and a key by type alone would skip
-//    those errors after a first valid call), and the values of 0-dim host
-//    tensors (to_meta passes them to the meta kernel as they are).
+//    those errors after a first valid call; pointwise and foreach ops key
+//    their class instead, see scalar_class_key_op), and the values of 0-dim
+//    host tensors (to_meta passes them to the meta kernel as they are).
 //  - global state that changes output metadata: the default dtype
 //    (torch.set_default_dtype), read by type promotion of integer inputs and
 //    Python scalars (int / int, sqrt(int), uint8 + 5.5) and by factory ops
@@ -153,7 +171,10 @@ bool is_host_scalars(const c10::Argument& a, const c10::IValue& v) {
 
 const size_t kMetaCacheMax = 1 << 14;
 
-void key_tensor(std::string& k, const at::Tensor& t) {
+void key_scalar_class(std::string& k, const c10::Scalar& s);
+
+// scalar_class: a 0-dim host tensor's value is keyed by its class (see scalar_class_key_op).
+void key_tensor(std::string& k, const at::Tensor& t, bool scalar_class = false) {
   if (!t.defined()) {
     k += 'u';
     return;
@@ -165,7 +186,8 @@ void key_tensor(std::string& k, const at::Tensor& t) {
   k.append(reinterpret_cast<const char*>(t.strides().data()), t.dim() * sizeof(int64_t));
   if (!is_tpu(t) && t.is_cpu() && t.dim() == 0) {  // a host value: meta kernels may read it
     auto c = t.resolve_conj().resolve_neg();
-    k.append(static_cast<const char*>(c.const_data_ptr()), c.element_size());
+    if (scalar_class) key_scalar_class(k, c.item());
+    else k.append(static_cast<const char*>(c.const_data_ptr()), c.element_size());
   }
 }
 
@@ -184,6 +206,24 @@ void key_scalar(std::string& k, const c10::Scalar& s) {
     k += 'D';
     double d = s.toDouble();
     k.append(reinterpret_cast<const char*>(&d), sizeof d);
+  }
+}
+
+// A Scalar's type and class (see scalar_class_key_op).
+void key_scalar_class(std::string& k, const c10::Scalar& s) {
+  if (s.isBoolean()) {
+    k += 'S';
+  } else if (s.isIntegral(false)) {
+    int64_t i = s.toLong();
+    k += 'I';
+    k += i < 0 ? '-' : i == 0 ? '0' : '+';
+  } else if (s.isComplex()) {
+    k += 'C';
+  } else {
+    double d = s.toDouble();
+    k += 'D';
+    k += std::isnan(d) ? 'n' : std::isinf(d) ? (d < 0 ? 'I' : 'i') : d < 0 ? '-' : d == 0 ? '0' : '+';
+    if (std::isfinite(d) && std::fabs(d) > 3.4028234663852886e38) k += 'x';
   }
 }
 
@@ -227,13 +267,28 @@ void key_ivalue(std::string& k, const c10::IValue& v) {
   }
 }
 
-void meta_key(std::string& k, const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+void meta_key(std::string& k, const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+              bool scalar_class) {
   k += (char)c10::get_default_dtype_as_scalartype();
   for (size_t i = 0; i < args.size(); i++) {
-    c10::TypeKind kind = base_kind(schema.arguments()[i].type());
+    const c10::TypePtr& t = schema.arguments()[i].type();
+    c10::TypeKind kind = base_kind(t);
     const c10::IValue& v = args[i];
-    if (kind == c10::TypeKind::NumberType && v.isScalar()) key_scalar(k, v.toScalar());
-    else key_ivalue(k, v);
+    if (kind == c10::TypeKind::NumberType && v.isScalar()) {
+      if (scalar_class) key_scalar_class(k, v.toScalar());
+      else key_scalar(k, v.toScalar());
+    } else if (scalar_class && v.isList() && list_elem_kind(t) == c10::TypeKind::NumberType) {
+      k += 'l';
+      for (const c10::IValue& e : v.toList()) {
+        if (e.isScalar()) key_scalar_class(k, e.toScalar());
+        else key_ivalue(k, e);
+      }
+      k += ']';
+    } else if (v.isTensor()) {
+      key_tensor(k, v.toTensor(), scalar_class);
+    } else {
+      key_ivalue(k, v);
+    }
   }
 }
 
@@ -419,6 +474,8 @@ MetaResult run_meta_no_cuda_alerts(const c10::OperatorHandle& op, c10::ArrayRef<
   return run_meta(op, args);
 }
 
+std::atomic<int64_t> g_meta_hits{0}, g_meta_misses{0};
+
 std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, const OpInfo& info,
                                               c10::ArrayRef<c10::IValue> args) {
   static std::mutex mu;
@@ -427,12 +484,16 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
   key.clear();
   key += info.name;
   key += '\0';
-  meta_key(key, op.schema(), args);
+  meta_key(key, op.schema(), args, info.scalar_class_key);
   {
     std::lock_guard<std::mutex> lk(mu);
     auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
+    if (it != cache.end()) {
+      g_meta_hits.fetch_add(1, std::memory_order_relaxed);
+      return it->second;
+    }
   }
+  g_meta_misses.fetch_add(1, std::memory_order_relaxed);
   MetaResult r;
   cpu_input_checks(op.schema(), args);  // shapes only: a passing signature stays valid
   if (!meta_rule_before(op.schema(), args, r)) {
@@ -828,6 +889,11 @@ void register_lowered_kernels() {
 }
 
 void set_cpu_fallback(bool on) { g_cpu_fallback = on; }
+
+void meta_cache_counts(int64_t* hits, int64_t* misses) {
+  *hits = g_meta_hits.load();
+  *misses = g_meta_misses.load();
+}
 
 bool cpu_fallback_enabled() {
   std::call_once(g_fallback_env_once, [] {

@@ -57,6 +57,10 @@ py::dict stats(int device) {
   d["fused_ops"] = s.fused_ops;
   d["fused_replays"] = s.fused_replays;
   d["pending_ops"] = s.pending_ops;
+  int64_t mh = 0, mm = 0;
+  meta_cache_counts(&mh, &mm);
+  d["meta_hits"] = mh;
+  d["meta_misses"] = mm;
   return d;
 }
 

@@ -276,7 +276,7 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
   tt_dtype_t dt = tt_l_promote(c, idx, 2);
   TT_RETURN_IF_ERROR(tt__ew_check(c, dt, o->accept));
   if ((p == B_SUB || p == B_RSUB) && (tt_l_arg_dtype(c, 0) == TT_BOOL || tt_l_arg_dtype(c, 1) == TT_BOOL))
-    return tt_status_make(TT_INVALID_ARGUMENT,
+    return tt_status_make(TT_FAILED_PRECONDITION, /* CPU: RuntimeError */
                           "%s: subtraction, the `-` operator, with a bool tensor is not supported", c->op->name);
   tt_dtype_t cdt = o->policy == BP_FLOAT ? tt__ew_float_compute(c, dt)
                    : o->policy == BP_CMP ? dt
