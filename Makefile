@@ -150,6 +150,7 @@ fuzz-views: bridge
 bench: bridge
 	$(PY) -m pip install -q matplotlib
 	$(PY) bench/bench_ops.py
+	$(PY) bench/bench_gpt.py
 
 # The OpInfo conformance sweep (10-20 min on 2 cores): tests/opinfo/report.json, docs/op_coverage.md.
 opinfo: bridge

@@ -139,7 +139,9 @@ static uint64_t hash_arg(uint64_t h, const tt_call_arg_t* a) {
 }
 
 uint64_t tt_graph_call_hash(const tt_call_t* c) {
-  uint64_t h = mix(0, (uint64_t)(uintptr_t)c->op);
+  /* the op by name, not by address: cut points (the smallest hash of a block)
+   * must fall on the same calls in every process, or the disk cache misses */
+  uint64_t h = mix(0, tt_hash_bytes(c->op->name, strlen(c->op->name), 0));
   h = mix(h, (uint64_t)c->nargs);
   for (int i = 0; i < c->nargs; i++) h = hash_arg(h, &c->args[i]);
   h = mix(h, (uint64_t)c->nout);
