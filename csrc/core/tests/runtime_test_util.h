@@ -156,6 +156,10 @@ static void read_f32(tt_runtime_t* rt, tt_storage_t* s, int64_t n, float* out) {
  * always sets both). */
 static void open_runtimes(void) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* "ok" lines in order with the FAIL lines on stderr */
+  /* tier 1 only: these tests count compiles, which a program left on disk by
+   * an earlier run (the default ~/.cache/torch_tpu) would serve instead
+   * (test_disk_cache covers tier 2) */
+  setenv("TORCH_TPU_DISK_CACHE", "0", 1);
   const char* paths[2] = {getenv("TT_TEST_PLUGIN_NEW"), getenv("TT_TEST_PLUGIN_OLD")};
   for (int i = 0; i < 2; i++) {
     if (!paths[i] || !*paths[i]) {
