@@ -277,3 +277,32 @@ def test_graph_size_limit_and_env_mode():
     env = dict(os.environ, TORCH_TPU_DEFER_AND_FUSE="1", TORCH_TPU_FUSE_MAX_OPS="10")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_scalars_of_every_kind_in_one_program():
+    """A fused program takes its runtime scalars packed by dtype (Scalars of each
+    kind, 0-dim host tensors, dynamic view offsets): each must reach its op."""
+    def work(dev):
+        x = torch.arange(12.0, device=dev).view(3, 4)
+        i = torch.arange(12, device=dev).view(3, 4)
+        z = torch.zeros(3, 4, dtype=torch.complex64, device=dev)
+        outs = []
+        for k in range(5):
+            x = x * (1.0 + k / 8) + k - 0.25          # float Scalars
+            i = i * (k + 2) - k                        # int Scalars
+            b = (i > 3 * k) & True                     # bool Scalar
+            z = z + (k - 1j * k / 2)                   # complex Scalars
+            h = x * torch.tensor(0.5 + k) + torch.tensor(k, dtype=torch.int64)  # 0-dim host tensors
+            v = x.view(-1)[k:k + 4] * (2.0 - k)        # a view at an offset
+            outs += [h, v, b]
+        return [t.cpu() for t in outs + [x, i, z]]
+
+    want = work("cpu")
+    with torch_tpu.eager_mode("fused"):
+        e0 = stats()["executions"]
+        got = work(DEV)
+        n = stats()["executions"] - e0
+    assert n <= 3, n
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w)

@@ -14,11 +14,16 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../lower/lower_tensor_util.h"
 
 typedef struct extra {
   tt_type_t type;
   tt_pjrt_buffer_t* buf; /* borrowed from the scalar cache, or owned if `owned` */
   bool owned;
+  /* fused plans: a slot of its dtype's packed parameter (no buffer of its own) */
+  bool packed;
+  int group, slot;
+  unsigned char bytes[16];
 } extra_t;
 
 /* Per distinct storage of a program. */
@@ -53,6 +58,13 @@ typedef struct plan {
   struct occ { int st, extra; /* offset param, or -1 */ } * occ;
   int nocc, capocc;
   int* call_extra0; /* per call: its first extra */
+  /* Fused plans pass the runtime scalars of each dtype (Scalars, host 0-dim
+   * values, view offsets) as one 1-D parameter, uploaded per run, instead of
+   * one parameter each: Execute's cost grows with its argument count (a
+   * chain of 100 ops with a Scalar each: 100 arguments). */
+  int ngroups;
+  tt_dtype_t group_dt[TT_DTYPE_COUNT];
+  int group_n[TT_DTYPE_COUNT];
   int capcalls;
   pout_t* out;    /* all outputs of all calls, in order */
   int nout, capout;
@@ -121,7 +133,24 @@ static tt_status_t add_extra(plan_t* p, int device, tt_dtype_t dt, const void* b
   extra_t* e = &p->extra[p->nextra];
   e->type = tt_type_scalar(dt);
   e->owned = false;
-  TT_RETURN_IF_ERROR(tt__scalar_buffer(p->rt, device, dt, bytes, &e->buf, &e->owned));
+  e->packed = false;
+  e->buf = NULL;
+  if (p->fused) {
+    int g = 0;
+    while (g < p->ngroups && p->group_dt[g] != dt) g++;
+    if (g == p->ngroups) {
+      p->group_dt[g] = dt;
+      p->group_n[g] = 0;
+      p->ngroups++;
+    }
+    e->packed = true;
+    e->group = g;
+    e->slot = p->group_n[g]++;
+    size_t sz = tt_dtype_size(dt);
+    memcpy(e->bytes, bytes, sz <= sizeof(e->bytes) ? sz : sizeof(e->bytes));
+  } else {
+    TT_RETURN_IF_ERROR(tt__scalar_buffer(p->rt, device, dt, bytes, &e->buf, &e->owned));
+  }
   *idx = p->nextra++;
   return NULL;
 }
@@ -212,6 +241,7 @@ static tt_status_t plan_one(plan_t* p, const tt_call_t* c) {
     int64_t two = 2;
     e->type = tt_type_make(TT_U64, 1, &two);
     e->owned = true;
+    e->packed = false;
     e->buf = NULL;
     TT_RETURN_IF_ERROR(tt_pjrt_buffer_from_host(p->rt->pjrt, c->device, c->rng, &e->type, &e->buf));
   }
@@ -260,6 +290,7 @@ static tt_status_t plan_one(plan_t* p, const tt_call_t* c) {
 
 static tt_status_t plan_calls(plan_t* p) {
   if (!GROW(p->call_extra0, p->ncalls, p->capcalls, p->ncalls)) return oom();
+  KEY(p, (int32_t)p->fused); /* fused programs take packed scalars */
   for (int k = 0; k < p->ncalls; k++) {
     p->call_extra0[k] = p->nextra;
     TT_RETURN_IF_ERROR(plan_one(p, p->calls[k]));
@@ -442,7 +473,20 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
     tt_type_t t = tt_type_make(p->st[i].s->buf_dtype, 1, &n);
     b.cur[i] = tt_shlo_param(b.f, &t);
   }
-  for (int i = 0; i < p->nextra; i++) b.extra_val[i] = tt_shlo_param(b.f, &p->extra[i].type);
+  /* parameters in run order: the packed groups, then the other extras */
+  tt_val_t groups[TT_DTYPE_COUNT];
+  for (int g = 0; g < p->ngroups; g++) {
+    int64_t n = p->group_n[g];
+    tt_type_t t = tt_type_make(p->group_dt[g], 1, &n);
+    groups[g] = tt_shlo_param(b.f, &t);
+  }
+  for (int i = 0; i < p->nextra; i++)
+    if (!p->extra[i].packed) b.extra_val[i] = tt_shlo_param(b.f, &p->extra[i].type);
+  for (int i = 0; i < p->nextra; i++) {
+    if (!p->extra[i].packed) continue;
+    int64_t lo = p->extra[i].slot, hi = lo + 1;
+    b.extra_val[i] = tt_l_reshape(b.f, tt_lt_slice(b.f, groups[p->extra[i].group], &lo, &hi), 0, NULL);
+  }
   int out0 = 0;
   for (int k = 0; k < p->ncalls && !st; k++) {
     const tt_call_t* c = p->calls[k];
@@ -526,7 +570,7 @@ static plan_t* acquire_plan(tt_runtime_t* rt, const tt_call_t* const* calls, int
   p->ncalls = ncalls;
   p->fused = fused;
   tt_sbuf_clear(&p->key);
-  p->nst = p->nextra = p->nocc = p->nout = p->nres = p->nchecks = 0;
+  p->nst = p->nextra = p->nocc = p->nout = p->nres = p->nchecks = p->ngroups = 0;
   p->device_error = false;
   return p;
 }
@@ -541,6 +585,23 @@ static void release_plan(plan_t* p) {
 
 static const char* plan_name(const plan_t* p) {
   return p->ncalls == 1 ? p->calls[0]->op->name : "fused program";
+}
+
+/* The packed scalar groups of a fused plan, as device buffers (owned by the caller). */
+static tt_status_t upload_groups(tt_runtime_t* rt, plan_t* p, int device, tt_pjrt_buffer_t** gbuf) {
+  for (int g = 0; g < p->ngroups; g++) {
+    size_t sz = tt_dtype_size(p->group_dt[g]);
+    unsigned char* host = calloc((size_t)p->group_n[g], sz);
+    if (!host) return oom();
+    for (int i = 0; i < p->nextra; i++)
+      if (p->extra[i].packed && p->extra[i].group == g) memcpy(host + (size_t)p->extra[i].slot * sz, p->extra[i].bytes, sz);
+    int64_t n = p->group_n[g];
+    tt_type_t t = tt_type_make(p->group_dt[g], 1, &n);
+    tt_status_t st = tt_pjrt_buffer_from_host(rt->pjrt, device, host, &t, &gbuf[g]);
+    free(host);
+    TT_RETURN_IF_ERROR(st);
+  }
+  return NULL;
 }
 
 /* rt->mu held */
@@ -590,9 +651,14 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
   }
   for (int i = 0; i < p->nst; i++)
     if (p->st[i].param) args[nargs++] = p->st[i].s->buf;
-  for (int i = 0; i < p->nextra; i++) args[nargs++] = p->extra[i].buf;
-  tt_status_t xst = tt_pjrt_execute(rt->pjrt, e->exec, device, args, nargs, outs,
-                                    (size_t)(p->nres + e->nchecks));
+  tt_pjrt_buffer_t* gbuf[TT_DTYPE_COUNT] = {0};
+  tt_status_t xst = upload_groups(rt, p, device, gbuf);
+  for (int g = 0; g < p->ngroups; g++) args[nargs++] = gbuf[g];
+  for (int i = 0; i < p->nextra; i++)
+    if (!p->extra[i].packed) args[nargs++] = p->extra[i].buf;
+  if (!xst)
+    xst = tt_pjrt_execute(rt->pjrt, e->exec, device, args, nargs, outs, (size_t)(p->nres + e->nchecks));
+  for (int g = 0; g < p->ngroups; g++) tt_pjrt_buffer_destroy(rt->pjrt, gbuf[g]); /* PJRT keeps in-flight uses */
   free(args);
   if (xst) {
     free(outs);
