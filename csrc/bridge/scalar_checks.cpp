@@ -26,7 +26,7 @@ enum class To {
   kResult,     // the result's dtype (scalar_t)
   kOpmath,     // its opmath type (float for half types)
   kNegResult,  // negated, to the result's dtype (sub: add with -alpha)
-  kIntegral64, // for integral results int64 first, then the result's dtype (hardtanh)
+  kIntegral64, // integral results: to int64 (truncated), then to the result's dtype (hardtanh)
 };
 using ScalarRule = std::vector<std::pair<const char*, To>>;
 
@@ -153,8 +153,11 @@ void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10
     c10::Scalar v = args[*i].toScalar();
     at::ScalarType d = t;
     if (to == To::kOpmath && (t == at::kHalf || t == at::kBFloat16)) d = at::kFloat;
-    if (to == To::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false))
+    if (to == To::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false)) {
+      // to int64 (a float truncated), then that integer to the result's type
       TORCH_CHECK(!overflows(v, at::kLong), "value cannot be converted to type int64_t without overflow");
+      if (!v.isBoolean() && !v.isIntegral(false)) v = c10::Scalar(static_cast<int64_t>(v.toDouble()));
+    }
     if (to == To::kNegResult && !v.isBoolean()) v = -v;
     TORCH_CHECK(!overflows(v, d), "value cannot be converted to type ", c_type_name(d), " without overflow");
   }
