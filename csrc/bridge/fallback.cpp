@@ -730,6 +730,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   // 1. output metadata (meta kernels, cached per signature)
   const std::shared_ptr<const MetaResult> mrp = meta_result(op, info, args);
   const MetaResult& mr = *mrp;
+  scalar_overflow_checks(schema, args, mr);  // values the cached metadata does not cover
 
   // 2. outputs: the mutated arguments, else new tensors like the meta results
   Marshal mm;

@@ -29,6 +29,10 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
 // CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
 // CPU's error (e.g. a reduction without identity over an empty dim).
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// CPU's overflow check of the Scalars some kernels convert to their element
+// type (scalar_checks.cpp): throws CPU's error. Runs on every call.
+void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+                            const MetaResult& r);
 bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
 
 }  // namespace torch_tpu

@@ -1,0 +1,166 @@
+// CPU's overflow check of Scalar arguments. CPU kernels convert some Scalars
+// to the element type they compute in with c10::checked_convert, which raises
+// "value cannot be converted to type T without overflow" (fill_(300) on a
+// uint8 tensor, clamp(min=1e40) on float32, alpha=70000 on float16). Meta
+// kernels never convert, so without this check the tpu wrapped or rounded
+// such values silently. The check runs on every call, before the meta cache
+// (whose keys hold a pointwise op's Scalars by class, not value).
+//
+// Which ops convert which Scalars, and to what: found by calling every
+// pointwise op with Scalar arguments on CPU in uint8 / int8 / int32 / float16 /
+// bfloat16 / float32 with values beyond each type's range. The Scalar goes to
+// the result's dtype (`scalar_t`), or to its opmath type (float for half
+// types) where the kernel computes in it (see To); Python numbers passed as
+// `other` become wrapped tensors and are not checked (CPU neither).
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "meta.h"
+
+namespace torch_tpu {
+namespace {
+
+// Where a Scalar argument is converted.
+enum class To {
+  kResult,     // the result's dtype (scalar_t)
+  kOpmath,     // its opmath type (float for half types)
+  kNegResult,  // negated, to the result's dtype (sub: add with -alpha)
+  kIntegral64, // integral results: to int64 (truncated), then to the result's dtype (hardtanh)
+};
+using ScalarRule = std::vector<std::pair<const char*, To>>;
+
+const std::unordered_map<std::string, ScalarRule>& rules() {
+  static const std::unordered_map<std::string, ScalarRule> r = [] {
+    std::unordered_map<std::string, ScalarRule> m;
+    auto add = [&m](std::initializer_list<const char*> ops, ScalarRule rule) {
+      for (const char* op : ops) m[std::string("aten::") + op] = rule;
+    };
+    add({"fill", "fill_", "masked_fill", "masked_fill_", "index_fill", "index_fill_", "scatter", "scatter_"},
+        {{"value", To::kResult}});
+    add({"clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"},
+        {{"min", To::kResult}, {"max", To::kResult}});
+    add({"add", "add_"}, {{"alpha", To::kResult}});
+    add({"sub", "sub_"}, {{"alpha", To::kNegResult}});
+    add({"hardtanh", "hardtanh_"}, {{"min_val", To::kIntegral64}, {"max_val", To::kIntegral64}});
+    add({"threshold", "threshold_"}, {{"threshold", To::kOpmath}, {"value", To::kResult}});
+    add({"addcmul", "addcmul_", "addcdiv", "addcdiv_"}, {{"value", To::kOpmath}});
+    add({"lerp", "lerp_"}, {{"weight", To::kOpmath}});
+    add({"leaky_relu", "leaky_relu_"}, {{"negative_slope", To::kOpmath}});
+    return m;
+  }();
+  return r;
+}
+
+// c10's name of each element type in the message (c10::demangle_type<T>()).
+const char* c_type_name(at::ScalarType t) {
+  switch (t) {
+    case at::kByte: return "uint8_t";
+    case at::kChar: return "int8_t";
+    case at::kShort: return "int16_t";
+    case at::kInt: return "int";
+    case at::kLong: return "int64_t";
+    case at::kHalf: return "c10::Half";
+    case at::kBFloat16: return "c10::BFloat16";
+    case at::kFloat: return "float";
+    case at::kDouble: return "double";
+    case at::kComplexFloat: return "c10::complex<float>";
+    case at::kComplexDouble: return "c10::complex<double>";
+    default: return c10::toString(t);
+  }
+}
+
+// The largest finite value and the lowest of a floating type.
+double float_max(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return 65504.0;
+    case at::kBFloat16: return 3.3895313892515355e38;
+    case at::kFloat: case at::kComplexFloat: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+// c10::overflows<To, From>: integral From (Python int) and floating From (Python float).
+bool overflows_int(int64_t v, at::ScalarType t) {
+  switch (t) {
+    case at::kBool: return false;
+    case at::kByte: return v > 255 || (v < 0 && -static_cast<uint64_t>(v) > 255);  // negatives wrap
+    case at::kChar: return v < -128 || v > 127;
+    case at::kShort: return v < -32768 || v > 32767;
+    case at::kInt: return v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max();
+    case at::kLong: return false;
+    default: return std::fabs(static_cast<double>(v)) > float_max(t);
+  }
+}
+
+bool overflows_double(double v, at::ScalarType t) {
+  if (t == at::kBool) return false;
+  if (at::isFloatingType(t) || at::isComplexType(t)) return std::isfinite(v) && std::fabs(v) > float_max(t);
+  if (std::isnan(v)) return true;  // integer types have no NaN
+  double lo, hi;
+  switch (t) {
+    case at::kByte: lo = 0, hi = 255; break;
+    case at::kChar: lo = -128, hi = 127; break;
+    case at::kShort: lo = -32768, hi = 32767; break;
+    case at::kInt: lo = -2147483648.0, hi = 2147483647.0; break;
+    default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+  }
+  return v < lo || v > hi;
+}
+
+bool overflows(const c10::Scalar& s, at::ScalarType t) {
+  if (s.isBoolean()) return false;
+  if (s.isIntegral(false)) return overflows_int(s.toLong(), t);
+  if (s.isComplex()) {
+    auto z = s.toComplexDouble();
+    if (!at::isComplexType(t)) return overflows_double(z.real(), t);
+    return overflows_double(z.real(), t) || overflows_double(z.imag(), t);
+  }
+  return overflows_double(s.toDouble(), t);
+}
+
+}  // namespace
+
+void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+                            const MetaResult& r) {
+  const auto& all = rules();
+  auto it = all.find(schema.name());
+  if (it == all.end()) return;
+  // the result's dtype: the first new return, else the first mutated argument
+  std::optional<at::ScalarType> result;
+  for (const auto& ret : r.rets)
+    if (!result && !ret.second.empty() && ret.second[0].defined) result = ret.second[0].dtype;
+  for (const auto& m : r.mut)
+    if (!result && !m.empty() && m[0].defined) result = m[0].dtype;
+  if (!result) return;
+  const at::ScalarType t = *result;
+  const std::string& name = schema.name();
+  if (name == "aten::add" || name == "aten::add_" || name == "aten::sub" || name == "aten::sub_") {
+    // CPU's alpha_check (the meta kernels skip it)
+    auto i = schema.argumentIndexWithName("alpha");
+    if (i && *i < (int)args.size() && args[*i].isScalar()) {
+      c10::Scalar a = args[*i].toScalar();
+      TORCH_CHECK(!a.isBoolean() || t == at::kBool, "Boolean alpha only supported for Boolean results.");
+      TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t) || a.isIntegral(true),
+                  "For integral input tensors, argument alpha must not be a floating point number.");
+      TORCH_CHECK(at::isComplexType(t) || !a.isComplex(),
+                  "For non-complex input tensors, argument alpha must not be a complex number.");
+    }
+  }
+  for (const auto& [arg, to] : it->second) {
+    auto i = schema.argumentIndexWithName(arg);
+    if (!i || *i >= (int)args.size() || !args[*i].isScalar()) continue;
+    c10::Scalar v = args[*i].toScalar();
+    at::ScalarType d = t;
+    if (to == To::kOpmath && (t == at::kHalf || t == at::kBFloat16)) d = at::kFloat;
+    if (to == To::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false)) {
+      // to int64 (a float truncated), then that integer to the result's type
+      TORCH_CHECK(!overflows(v, at::kLong), "value cannot be converted to type int64_t without overflow");
+      if (!v.isBoolean() && !v.isIntegral(false)) v = c10::Scalar(static_cast<int64_t>(v.toDouble()));
+    }
+    if (to == To::kNegResult && !v.isBoolean()) v = -v;
+    TORCH_CHECK(!overflows(v, d), "value cannot be converted to type ", c_type_name(d), " without overflow");
+  }
+}
+
+}  // namespace torch_tpu
