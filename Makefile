@@ -141,7 +141,7 @@ test-asan-py: bridge $(ASAN_PY_SO)
 	  $(addprefix $(CURDIR)/,$(PYTEST_ARGS))
 
 # The randomized view sweep of tests/test_views_fuzz.py with more cases
-# (make test runs 120): FUZZ_CASES=N FUZZ_SEED=S make fuzz-views
+# (make test runs 500): FUZZ_CASES=N FUZZ_SEED=S make fuzz-views
 FUZZ_CASES ?= 2000
 FUZZ_SEED ?= 1234
 fuzz-views: bridge

@@ -16,7 +16,7 @@ from torch.testing import make_tensor
 
 import torch_tpu  # noqa: F401
 
-CASES = int(os.environ.get("TT_VIEW_FUZZ_CASES", "120"))
+CASES = int(os.environ.get("TT_VIEW_FUZZ_CASES", "500"))
 SEED = int(os.environ.get("TT_VIEW_FUZZ_SEED", "1234"))
 DTYPES = [torch.float32, torch.int64, torch.int32, torch.bool, torch.float16, torch.bfloat16, torch.uint8]
 STORAGE = 4096
