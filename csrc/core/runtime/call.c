@@ -371,6 +371,14 @@ static void build_arg(build_t* b, const tt_call_arg_t* a, bool as_out, tt_larg_t
       l->n = a->n;
       return;
     }
+    default:
+      tt__larg_attr(a, l);
+      return;
+  }
+}
+
+void tt__larg_attr(const tt_call_arg_t* a, tt_larg_t* l) {
+  switch (a->kind) {
     case TT_ARG_INT:
     case TT_ARG_BOOL:
       l->i = a->i;

@@ -229,21 +229,8 @@ static void check_larg(tt_shlo_fn_t* f, const tt_call_arg_t* a, bool as_out, tt_
       if (!l->vals) tt_shlo_fail(f, "out of host memory (argument list)");
       l->n = a->n;
       return;
-    case TT_ARG_INT:
-    case TT_ARG_BOOL:
-      l->i = a->i;
-      return;
-    case TT_ARG_FLOAT:
-      l->f = a->f;
-      return;
-    case TT_ARG_INTS:
-      l->ints = a->ints;
-      l->n = a->n;
-      return;
-    case TT_ARG_STR:
-      l->str = a->str;
-      return;
     default:
+      tt__larg_attr(a, l);
       return;
   }
 }

@@ -176,6 +176,8 @@ tt_status_t tt__cache_compile(tt_runtime_t* rt, const char* name, const tt_sbuf_
  * installed). */
 tt_status_t tt__run_call(tt_runtime_t* rt, const tt_call_t* call);
 tt_status_t tt__run_fused(tt_runtime_t* rt, const tt_call_t* const* calls, int n);
+/* call.c: an attribute argument (INT, BOOL, FLOAT, INTS, STR) as the lowering sees it */
+void tt__larg_attr(const tt_call_arg_t* a, tt_larg_t* l);
 
 /* fuse.c (rt->mu held): records a call into the graph (flushing when the
  * graph is full or a repeated block ends); runs the graph. */
