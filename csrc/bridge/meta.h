@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+namespace c10 {
+class OperatorHandle;
+}
+
 namespace torch_tpu {
 
 struct TMeta {
@@ -29,6 +33,17 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
 // CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
 // CPU's error (e.g. a reduction without identity over an empty dim).
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// The meta-result cache key (meta_key.cpp): the op's arguments as its meta
+// kernel sees them, Scalars of pointwise / foreach ops by class
+// (scalar_class_key_op) when `scalar_class`.
+bool scalar_class_key_op(const c10::OperatorHandle& op, const std::string& base);
+void meta_key(std::string& k, const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+              bool scalar_class);
+// Schema helpers: the kind of a (possibly optional) type / of a list's elements.
+c10::TypeKind base_kind(const c10::TypePtr& t);
+c10::TypeKind list_elem_kind(const c10::TypePtr& t);
+bool is_tpu(const at::Tensor& t);
+
 // CPU's overflow check of the Scalars some kernels convert to their element
 // type (scalar_checks.cpp): throws CPU's error. Runs on every call.
 void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
