@@ -41,6 +41,7 @@ py::dict stats(int device) {
   d["cache_evictions"] = s.cache_evictions;
   d["cache_max_entries"] = s.cache_max_entries;
   d["compile_seconds"] = s.compile_seconds;
+  d["execute_seconds"] = s.execute_seconds;
   d["compiles"] = s.compiles;
   d["disk_enabled"] = s.disk_enabled;
   d["disk_hits"] = s.disk_hits;
@@ -56,6 +57,8 @@ py::dict stats(int device) {
   d["fused_flushes"] = s.fused_flushes;
   d["fused_ops"] = s.fused_ops;
   d["fused_replays"] = s.fused_replays;
+  d["packed_hits"] = s.packed_hits;
+  d["packed_uploads"] = s.packed_uploads;
   d["pending_ops"] = s.pending_ops;
   int64_t mh = 0, mm = 0;
   meta_cache_counts(&mh, &mm);

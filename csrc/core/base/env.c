@@ -38,6 +38,10 @@ static const tt_env_info_t k_env[] = {
     [TT_ENV_DUMP_DIR] = {"TORCH_TPU_DUMP_DIR", NULL,
                          "directory: the StableHLO text of every program compiled (or loaded "
                          "from the disk cache) is written there, one .mlir file each"},
+    [TT_ENV_HOST_ADDRESS_READS] = {"TORCH_TPU_HOST_ADDRESS_READS", "1",
+                                   "0: host reads (.item(), .cpu()) always copy through the plugin's "
+                                   "ToHostBuffer; 1: from the buffer's address where device memory "
+                                   "is host memory (XLA's CPU plugin)"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

@@ -49,7 +49,9 @@ static const tt__slot_info_t k_slots[] = {
     {TT_SLOT_BUFFER_ELEMENTTYPE, "Buffer_ElementType", true},
     {TT_SLOT_BUFFER_DIMENSIONS, "Buffer_Dimensions", true},
     {TT_SLOT_BUFFER_TOHOST, "Buffer_ToHostBuffer", true},
+    {TT_SLOT_BUFFER_ISONCPU, "Buffer_IsOnCpu", false},
     {TT_SLOT_BUFFER_READYEVENT, "Buffer_ReadyEvent", true},
+    {TT_SLOT_BUFFER_UNSAFEPOINTER, "Buffer_UnsafePointer", false},
 };
 #define TT__NSLOTS (sizeof(k_slots) / sizeof(k_slots[0]))
 

@@ -92,7 +92,9 @@ typedef enum tt_abi_slot {
   TT_SLOT_BUFFER_ELEMENTTYPE = 59,
   TT_SLOT_BUFFER_DIMENSIONS = 60,
   TT_SLOT_BUFFER_TOHOST = 70,
+  TT_SLOT_BUFFER_ISONCPU = 71,
   TT_SLOT_BUFFER_READYEVENT = 72,
+  TT_SLOT_BUFFER_UNSAFEPOINTER = 73,
 } tt_abi_slot_t;
 
 /* The generic shape of a slot: PJRT_Error* fn(Args*). Error_Destroy and
@@ -404,6 +406,24 @@ typedef struct tt_abi_elemtype_args {
 } tt_abi_elemtype_args_t;
 TT_ABI_AT(tt_abi_elemtype_args_t, type, 24);
 TT_ABI_CHECK(tt_abi_elemtype_args_t, type, 28);
+
+/* Buffer_IsOnCpu: is the buffer's memory host memory? */
+typedef struct tt_abi_isoncpu_args {
+  TT_ABI_HEAD;
+  tt_abi_buffer_t* buffer;
+  bool is_on_cpu; /* out */
+} tt_abi_isoncpu_args_t;
+TT_ABI_AT(tt_abi_isoncpu_args_t, is_on_cpu, 24);
+TT_ABI_CHECK(tt_abi_isoncpu_args_t, is_on_cpu, 25);
+
+/* Buffer_UnsafePointer: the address of the buffer's memory. */
+typedef struct tt_abi_unsafe_pointer_args {
+  TT_ABI_HEAD;
+  tt_abi_buffer_t* buffer;
+  uintptr_t pointer; /* out */
+} tt_abi_unsafe_pointer_args_t;
+TT_ABI_AT(tt_abi_unsafe_pointer_args_t, pointer, 24);
+TT_ABI_CHECK(tt_abi_unsafe_pointer_args_t, pointer, 32);
 
 typedef struct tt_abi_dims_args {
   TT_ABI_HEAD;

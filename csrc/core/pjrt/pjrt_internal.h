@@ -3,6 +3,7 @@
 #ifndef TT_PJRT_INTERNAL_H_
 #define TT_PJRT_INTERNAL_H_
 
+#include <stdatomic.h>
 #include "pjrt_abi.h"
 #include "tt_pjrt.h"
 
@@ -14,6 +15,9 @@ struct tt_pjrt {
   tt_abi_device_t* const* devices;    /* owned by the client */
   size_t num_devices;
   tt_pjrt_info_t info;
+  /* Is device memory host memory (Buffer_IsOnCpu, asked of the first buffer
+   * read)? 0 not yet known, 1 yes, -1 no or not answerable. */
+  _Atomic int host_memory;
 };
 
 /* A compiled program: the loaded executable (owned) and its output count. */

@@ -61,6 +61,11 @@ tt_status_t tt_pjrt_buffer_to_host(tt_pjrt_t* p, tt_pjrt_buffer_t* b, void* dst,
 tt_status_t tt_pjrt_buffer_await(tt_pjrt_t* p, tt_pjrt_buffer_t* b);
 /* Non-blocking: is the buffer computed (or failed)? */
 bool tt_pjrt_buffer_is_ready(tt_pjrt_t* p, tt_pjrt_buffer_t* b);
+/* Where device memory is host memory (XLA's CPU plugin): the address of the
+ * buffer's dense contents, valid while the buffer lives, readable once it
+ * is ready (tt_pjrt_buffer_await). NULL on other plugins, or when
+ * TORCH_TPU_HOST_ADDRESS_READS=0. */
+const void* tt_pjrt_buffer_host_address(tt_pjrt_t* p, tt_pjrt_buffer_t* b);
 void tt_pjrt_buffer_destroy(tt_pjrt_t* p, tt_pjrt_buffer_t* b); /* NULL-safe */
 /* The buffer's logical type (element type and dims, as PJRT reports them).
  * Fails with TT_UNIMPLEMENTED for element types without a tt_dtype_t. */

@@ -595,17 +595,17 @@ static const char* plan_name(const plan_t* p) {
   return p->ncalls == 1 ? p->calls[0]->op->name : "fused program";
 }
 
-/* The packed scalar groups of a fused plan, as device buffers (owned by the caller). */
-static tt_status_t upload_groups(tt_runtime_t* rt, plan_t* p, int device, tt_pjrt_buffer_t** gbuf) {
+/* The packed scalar groups of a fused plan, as device buffers: borrowed from
+ * the packed cache, or owned by the caller where gown[g]. */
+static tt_status_t upload_groups(tt_runtime_t* rt, plan_t* p, int device, tt_pjrt_buffer_t** gbuf,
+                                 bool* gown) {
   for (int g = 0; g < p->ngroups; g++) {
     size_t sz = tt_dtype_size(p->group_dt[g]);
-    unsigned char* host = calloc((size_t)p->group_n[g], sz);
+    unsigned char* host = calloc((size_t)p->group_n[g] ? (size_t)p->group_n[g] : 1, sz);
     if (!host) return oom();
     for (int i = 0; i < p->nextra; i++)
       if (p->extra[i].packed && p->extra[i].group == g) memcpy(host + (size_t)p->extra[i].slot * sz, p->extra[i].bytes, sz);
-    int64_t n = p->group_n[g];
-    tt_type_t t = tt_type_make(p->group_dt[g], 1, &n);
-    tt_status_t st = tt_pjrt_buffer_from_host(rt->pjrt, device, host, &t, &gbuf[g]);
+    tt_status_t st = tt__packed_buffer(rt, device, p->group_dt[g], host, p->group_n[g], &gbuf[g], &gown[g]);
     free(host);
     TT_RETURN_IF_ERROR(st);
   }
@@ -660,13 +660,18 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
   for (int i = 0; i < p->nst; i++)
     if (p->st[i].param) args[nargs++] = p->st[i].s->buf;
   tt_pjrt_buffer_t* gbuf[TT_DTYPE_COUNT] = {0};
-  tt_status_t xst = upload_groups(rt, p, device, gbuf);
+  bool gown[TT_DTYPE_COUNT] = {0};
+  tt_status_t xst = upload_groups(rt, p, device, gbuf, gown);
   for (int g = 0; g < p->ngroups; g++) args[nargs++] = gbuf[g];
   for (int i = 0; i < p->nextra; i++)
     if (!p->extra[i].packed) args[nargs++] = p->extra[i].buf;
-  if (!xst)
+  if (!xst) {
+    double t0 = tt__now();
     xst = tt_pjrt_execute(rt->pjrt, e->exec, device, args, nargs, outs, (size_t)(p->nres + e->nchecks));
-  for (int g = 0; g < p->ngroups; g++) tt_pjrt_buffer_destroy(rt->pjrt, gbuf[g]); /* PJRT keeps in-flight uses */
+    rt->execute_seconds += tt__now() - t0;
+  }
+  for (int g = 0; g < p->ngroups; g++)
+    if (gown[g]) tt_pjrt_buffer_destroy(rt->pjrt, gbuf[g]); /* PJRT keeps in-flight uses */
   free(args);
   if (xst) {
     free(outs);

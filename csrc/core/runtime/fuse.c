@@ -156,12 +156,14 @@ tt_status_t tt__fuse_flush(tt_runtime_t* rt) {
 }
 
 /* Where to cut once the newest k calls repeat the k before them: before the
- * call of the newest block with the smallest hash (the first such), so that
- * the next graph starts at the same call of the loop's body every time. */
+ * call of the newest block with the smallest hash, so that the next graph
+ * starts at the same call of the loop's body every time; of several such
+ * calls (a block made of shorter repeats), the last, so that the program
+ * takes all it can and the next graph starts short. */
 static int cut_point(const tt_graph_t* g, int k) {
   int n = tt_graph_size(g), best = n - k;
   for (int i = n - k + 1; i < n; i++)
-    if (tt_graph_node_hash(g, i) < tt_graph_node_hash(g, best)) best = i;
+    if (tt_graph_node_hash(g, i) <= tt_graph_node_hash(g, best)) best = i;
   return best;
 }
 

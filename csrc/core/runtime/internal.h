@@ -88,6 +88,20 @@ typedef struct tt_scalar_slot {
   uint64_t call;              /* rt->call_serial of the last call that took it */
 } tt_scalar_slot_t;
 
+/* Fused programs' packed scalar parameters (one 1-D buffer per dtype): a
+ * loop's flushes mostly pass the same values again (eps, betas, constant
+ * factors), so recent packs are kept by content. */
+#define TT_PACKED_CACHE 64
+typedef struct tt_packed_slot {
+  tt_pjrt_buffer_t* buf;      /* owned */
+  unsigned char* bytes;       /* owned copy of the pack, for the comparison */
+  size_t nbytes;
+  uint64_t hash;
+  int device;
+  tt_dtype_t dtype;
+  uint64_t call;              /* rt->call_serial of the last call that took it */
+} tt_packed_slot_t;
+
 struct tt_runtime {
   tt_pjrt_t* pjrt;            /* owned */
   pthread_mutex_t mu;
@@ -95,6 +109,8 @@ struct tt_runtime {
   tt_device_stats_t dev[TT_MAX_DEVICES];
   tt_exec_cache_t cache;
   tt_scalar_slot_t scalars[TT_SCALAR_CACHE];
+  tt_packed_slot_t packed[TT_PACKED_CACHE];
+  int64_t packed_hits, packed_uploads;
   tt_pending_check_t* checks; /* pending device-side checks */
   size_t nchecks, capchecks;
   int64_t cache_hits, cache_misses, executions;
@@ -113,6 +129,7 @@ struct tt_runtime {
   size_t nlowered, caplowered;
   int64_t fused_flushes, fused_ops, fused_replays;
   double compile_seconds;
+  double execute_seconds;
   int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */
   bool dump_hlo;
   tt_disk_cache_t* disk;      /* owned: tier 2 (NULL: disabled or unusable) */
@@ -205,6 +222,10 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
  * holds another argument of the current call (rt->call_serial). */
 tt_status_t tt__scalar_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const void* bytes,
                               tt_pjrt_buffer_t** out, bool* owned);
+/* The same for a packed 1-D group of n values of dtype dt. */
+tt_status_t tt__packed_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const void* bytes, int64_t n,
+                              tt_pjrt_buffer_t** out, bool* owned);
+void tt__packed_cache_clear(tt_runtime_t* rt);
 
 double tt__now(void);
 

@@ -71,6 +71,7 @@ void tt_runtime_close(tt_runtime_t* rt) {
   tt_disk_cache_close(rt->disk);
   free(rt->dump_dir);
   for (int i = 0; i < TT_SCALAR_CACHE; i++) tt_pjrt_buffer_destroy(rt->pjrt, rt->scalars[i].buf);
+  tt__packed_cache_clear(rt);
   tt_pjrt_close(rt->pjrt);
   pthread_mutex_destroy(&rt->mu);
   free(rt);
@@ -119,6 +120,7 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
   out->cache_evictions = rt->cache.evictions;
   out->cache_max_entries = (int64_t)rt->cache.max_count;
   out->compile_seconds = rt->compile_seconds;
+  out->execute_seconds = rt->execute_seconds;
   out->compiles = rt->compiles;
   tt_disk_cache_stats_t ds;
   tt_disk_cache_stats(rt->disk, &ds);
@@ -133,6 +135,8 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
   out->fused_flushes = rt->fused_flushes;
   out->fused_ops = rt->fused_ops;
   out->fused_replays = rt->fused_replays;
+  out->packed_hits = rt->packed_hits;
+  out->packed_uploads = rt->packed_uploads;
   out->pending_ops = rt->graph ? tt_graph_size(rt->graph) : 0;
   pthread_mutex_unlock(&rt->mu);
 }
@@ -270,6 +274,69 @@ tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const voi
   return s;
 }
 
+/* Where device memory is host memory (tt_pjrt_buffer_host_address), a host
+ * read of a ready buffer copies the view's elements from the buffer's
+ * address: no copy program for a strided view, no ToHostBuffer. False when
+ * that does not apply (another plugin, a lazy conj/neg bit, a view of
+ * another dtype than the buffer's, a view reaching past it): the caller
+ * takes the plugin's path. rt->mu held, src's storage materialized and
+ * awaited. */
+/* n elements of es bytes, `stride` elements apart, to dense `out` (each
+ * size a fixed-size memcpy: one load and store) */
+static void copy_row(char* out, const char* in, int64_t n, int64_t stride, size_t es) {
+#define TT__ROW(ES)                                                                  \
+  for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * ES, in + (size_t)(i * stride) * ES, ES); \
+  return
+  switch (es) {
+    case 1: TT__ROW(1);
+    case 2: TT__ROW(2);
+    case 4: TT__ROW(4);
+    case 8: TT__ROW(8);
+    case 16: TT__ROW(16);
+    default:
+      for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * es, in + (size_t)(i * stride) * es, es);
+  }
+#undef TT__ROW
+}
+
+static bool gather_from_address(tt_runtime_t* rt, const tt_view_t* v, void* host) {
+  tt_storage_t* s = v->storage;
+  if (v->conj || v->neg || s->buf_dtype != v->dtype || v->offset < 0 || v->rank > TT_MAX_RANK)
+    return false;
+  int64_t last = v->offset; /* the furthest element the view reads */
+  for (int d = 0; d < v->rank; d++) {
+    if (v->sizes[d] == 0) return false; /* nothing to read: callers return before */
+    if (v->strides[d] < 0) return false;
+    last += (v->sizes[d] - 1) * v->strides[d];
+  }
+  if (last >= s->buf_numel) return false;
+  const char* base = tt_pjrt_buffer_host_address(rt->pjrt, s->buf);
+  if (!base) return false;
+  size_t es = tt_dtype_size(v->dtype);
+  char* out = host;
+  if (tt__view_is_contiguous(v)) {
+    memcpy(out, base + (size_t)v->offset * es, (size_t)tt_view_numel(v) * es);
+    return true;
+  }
+  /* row-major walk over the view's index space; the innermost dimension is
+   * copied element by element (a strided row) */
+  int64_t idx[TT_MAX_RANK] = {0};
+  int r = v->rank;
+  int64_t inner = r ? v->sizes[r - 1] : 1, istride = r ? v->strides[r - 1] : 0;
+  for (;;) {
+    int64_t off = v->offset;
+    for (int d = 0; d + 1 < r; d++) off += idx[d] * v->strides[d];
+    copy_row(out, base + (size_t)off * es, inner, istride, es);
+    out += (size_t)inner * es;
+    int d = r - 2;
+    for (; d >= 0; d--) {
+      if (++idx[d] < v->sizes[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return true;
+  }
+}
+
 tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host) {
   int64_t numel = tt_view_numel(src);
   size_t nbytes = (size_t)numel * tt_dtype_size(src->dtype);
@@ -290,6 +357,10 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   bool direct = tt__view_is_full(src) && s->state == TT_STORAGE_MATERIALIZED &&
                 s->buf_dtype == src->dtype;
   bool empty = s->state == TT_STORAGE_EMPTY;
+  if (s->state == TT_STORAGE_MATERIALIZED && gather_from_address(rt, src, host)) {
+    pthread_mutex_unlock(&rt->mu);
+    return NULL;
+  }
   pthread_mutex_unlock(&rt->mu);
   if (empty) {
     memset(host, 0, nbytes); /* never written: zeros, as a fresh PJRT buffer would be */

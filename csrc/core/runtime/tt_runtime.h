@@ -62,6 +62,7 @@ typedef struct tt_runtime_stats {
   int64_t cache_evictions;  /* programs dropped by the cache's bound (TORCH_TPU_CACHE_MAX_PROGRAMS) */
   int64_t cache_max_entries;
   double compile_seconds;   /* spent compiling (not loading from disk) */
+  double execute_seconds;   /* host time in the plugin's Execute calls (enqueueing, or running inline) */
   int64_t compiles;         /* programs compiled: cache_misses the disk did not serve */
   bool disk_enabled;        /* tier 2 in use (TORCH_TPU_CACHE_DIR usable, plugin serializes) */
   int64_t disk_hits;        /* programs loaded from the disk cache */
@@ -74,6 +75,8 @@ typedef struct tt_runtime_stats {
   int64_t fused_flushes;    /* Fused Eager: graphs run */
   int64_t fused_ops;        /* ops in them */
   int64_t fused_replays;    /* graphs run again op by op after the fused program failed */
+  int64_t packed_hits;      /* fused programs' packed scalars found on the device already */
+  int64_t packed_uploads;   /* ... and copied there */
   int64_t pending_ops;      /* ops recorded, not yet run */
 } tt_runtime_stats_t;
 void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out);

@@ -172,6 +172,11 @@ static void check_dtypes(tt_pjrt_t* p) {
     if (!st) st = tt_pjrt_buffer_await(p, b);
     if (!st) st = tt_pjrt_buffer_type(p, b, &got);
     if (!st) st = tt_pjrt_buffer_to_host(p, b, dst, nb);
+    /* the CPU plugins' buffers are host memory, dense: readable in place */
+    const void* addr = st ? NULL : tt_pjrt_buffer_host_address(p, b);
+    TT_CHECK(addr != NULL || !tt_env_flag(TT_ENV_HOST_ADDRESS_READS));
+    if (addr && memcmp(addr, src, nb)) fprintf(stderr, "  dtype %s: host address holds other bytes\n", tt_dtype_name(dt));
+    TT_CHECK(!addr || memcmp(addr, src, nb) == 0);
     tt_pjrt_buffer_destroy(p, b);
     if (st) fprintf(stderr, "  dtype %s:\n", tt_dtype_name(dt));
     TT_CHECK_OK(st);

@@ -117,6 +117,12 @@ static void test_view_fuzz(void) { NEW_RT_ONLY(fuzz); }
 int main(void) {
   (void)read_f32; /* shared helpers this test does not use */
   (void)iota_storage;
+  /* host reads from the buffers' addresses (the CPU plugins' default), then
+   * through the plugin's ToHostBuffer and copy programs */
+  open_runtimes();
+  TT_RUN(test_view_fuzz);
+  close_runtimes();
+  setenv("TORCH_TPU_HOST_ADDRESS_READS", "0", 1);
   open_runtimes();
   TT_RUN(test_view_fuzz);
   close_runtimes();
