@@ -44,6 +44,9 @@ bool has_tt_dtype(at::ScalarType t);
 tt_view_t to_view(const at::Tensor& t);
 
 c10::DeviceAllocator* allocator();
+// A new tpu tensor as empty_strided makes it, without the dispatcher.
+at::Tensor new_output(c10::IntArrayRef size, c10::IntArrayRef stride, at::ScalarType dtype,
+                      c10::DeviceIndex device);
 at::Generator default_generator(c10::DeviceIndex d);
 at::Generator new_generator(c10::DeviceIndex d);
 // Takes (seed, offset) for `n` random values from a tpu generator.

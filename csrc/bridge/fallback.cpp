@@ -3,6 +3,7 @@
 // in the core's lowering tables and run through tt_runtime_call. Ops without a
 // lowering raise (or run on the CPU when the user asked for that).
 #include <ATen/native/CPUFallback.h>
+#include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
 #include <deque>
@@ -100,8 +101,8 @@ c10::IValue to_meta(const c10::IValue& v) {
 // `Tensor scalars` of the _foreach_*.Tensor overloads: a 1-D host tensor of
 // per-element Scalars, by definition on the CPU.
 bool is_host_scalars(const c10::Argument& a, const c10::IValue& v) {
-  return a.name() == "scalars" && v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu() &&
-         v.toTensor().dim() == 1;
+  return v.isTensor() && v.toTensor().defined() && v.toTensor().dim() == 1 && v.toTensor().is_cpu() &&
+         a.name() == "scalars";
 }
 
 // ---- meta results, cached per signature ---------------------------------------------
@@ -587,8 +588,9 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
       for (const at::Tensor& t : a.toTensorList()) mm.note_device(t);
   }
   if (mm.device < 0) mm.device = current_device();
-  std::vector<at::Tensor> outs;
-  std::vector<bool> is_out(nargs, false);
+  // (small vectors: most ops have a few arguments and one output)
+  c10::SmallVector<at::Tensor, 4> outs;
+  c10::SmallVector<bool, 16> is_out(nargs, false);
   bool mutates = false;
   for (size_t i = 0; i < nargs; i++) {
     const auto* ai = schema.arguments()[i].alias_info();
@@ -597,22 +599,17 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   // Returns that alias no argument are new tensors; they come first among the
   // outputs (also for ops that mutate arguments too, e.g. the running stats of
   // _native_batch_norm_legit), the mutated arguments follow.
-  auto dev = c10::Device(c10::DeviceType::PrivateUse1, mm.device);
-  std::vector<c10::IValue> new_returns;
+  c10::SmallVector<c10::IValue, 2> new_returns;
   for (size_t r = 0; r < schema.returns().size() && r < mr.rets.size(); r++) {
     if (schema.returns()[r].alias_info()) {
       new_returns.emplace_back();
       continue;
     }
     const auto& [is_list, tms] = mr.rets[r];
-    std::vector<at::Tensor> ts;
-    for (const auto& tm : tms) {
-      if (tm.defined)
-        ts.push_back(at::empty_strided(tm.sizes, tm.strides, at::TensorOptions().dtype(tm.dtype).device(dev)));
-      else
-        ts.emplace_back();
-      outs.push_back(ts.back());
-    }
+    size_t first = outs.size();
+    for (const auto& tm : tms)
+      outs.push_back(tm.defined ? new_output(tm.sizes, tm.strides, tm.dtype, mm.device) : at::Tensor());
+    c10::ArrayRef<at::Tensor> ts(outs.data() + first, outs.size() - first);
     if (is_list) new_returns.emplace_back(c10::List<at::Tensor>(ts));
     else if (ts.size() == 1) new_returns.emplace_back(ts[0]);
     else new_returns.emplace_back();
@@ -642,11 +639,11 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   }
 
   // 3. the call
-  std::vector<tt_call_arg_t> cargs;
+  c10::SmallVector<tt_call_arg_t, 8> cargs;
   cargs.reserve(nargs);
   for (size_t i = 0; i < nargs; i++) cargs.push_back(mm.arg(schema.arguments()[i], args[i], is_out[i]));
-  std::vector<tt_view_t> views;
-  std::vector<tt_dtype_t> dtypes;
+  c10::SmallVector<tt_view_t, 2> views;
+  c10::SmallVector<tt_dtype_t, 2> dtypes;
   uint64_t numel = 0;
   for (const auto& o : outs) {
     if (!o.defined()) {  // not requested: computed as a 0-d value and dropped
@@ -685,7 +682,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     for (auto& r : new_returns) stack->push_back(std::move(r));
     return;
   }
-  std::vector<c10::IValue> rets;
+  c10::SmallVector<c10::IValue, 2> rets;
   for (size_t r = 0; r < schema.returns().size(); r++) {
     const auto* ra = schema.returns()[r].alias_info();
     if (!ra) {

@@ -47,6 +47,21 @@ c10::TypeKind list_elem_kind(const c10::TypePtr& t) {
 bool is_tpu(const at::Tensor& t) { return t.defined() && t.is_privateuseone(); }
 
 
+// The value of a 0-dim CPU tensor without math bits, read in place (Python
+// numbers reach ops as such tensors: item() would dispatch for each).
+static c10::Scalar host_scalar(const at::Tensor& t) {
+  const void* p = t.const_data_ptr();
+  switch (t.scalar_type()) {
+    case at::kDouble: return *static_cast<const double*>(p);
+    case at::kFloat: return *static_cast<const float*>(p);
+    case at::kLong: return *static_cast<const int64_t*>(p);
+    case at::kInt: return *static_cast<const int32_t*>(p);
+    case at::kBool: return *static_cast<const bool*>(p);
+    case at::kComplexDouble: return *static_cast<const c10::complex<double>*>(p);
+    default: return t.item();
+  }
+}
+
 // scalar_class: a 0-dim host tensor's value is keyed by its class (see scalar_class_key_op).
 static void key_tensor(std::string& k, const at::Tensor& t, bool scalar_class) {
   if (!t.defined()) {
@@ -59,9 +74,15 @@ static void key_tensor(std::string& k, const at::Tensor& t, bool scalar_class) {
   k.append(reinterpret_cast<const char*>(t.sizes().data()), t.dim() * sizeof(int64_t));
   k.append(reinterpret_cast<const char*>(t.strides().data()), t.dim() * sizeof(int64_t));
   if (!is_tpu(t) && t.is_cpu() && t.dim() == 0) {  // a host value: meta kernels may read it
-    auto c = t.resolve_conj().resolve_neg();
-    if (scalar_class) key_scalar_class(k, c.item());
-    else k.append(static_cast<const char*>(c.const_data_ptr()), c.element_size());
+    if (t.is_conj() || t.is_neg()) {
+      auto c = t.resolve_conj().resolve_neg();
+      if (scalar_class) key_scalar_class(k, c.item());
+      else k.append(static_cast<const char*>(c.const_data_ptr()), c.element_size());
+    } else if (scalar_class) {
+      key_scalar_class(k, host_scalar(t));
+    } else {
+      k.append(static_cast<const char*>(t.const_data_ptr()), t.element_size());
+    }
   }
 }
 

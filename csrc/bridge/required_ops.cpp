@@ -22,10 +22,14 @@ c10::DeviceIndex device_of(std::optional<at::Device> device) {
   return current_device();
 }
 
-struct DeviceScope {
+struct DeviceScope {  // (nothing to switch, and nothing to check, when d is current)
   c10::DeviceIndex old;
-  explicit DeviceScope(c10::DeviceIndex d) : old(current_device()) { set_current_device(d); }
-  ~DeviceScope() { set_current_device(old); }
+  explicit DeviceScope(c10::DeviceIndex d) : old(current_device()) {
+    if (d != old) set_current_device(d);
+  }
+  ~DeviceScope() {
+    if (current_device() != old) set_current_device(old);
+  }
 };
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
@@ -45,6 +49,19 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
   DeviceScope scope(device_of(device));
   return at::detail::empty_strided_generic(size, stride, allocator(), kTpuKeys, dt);
 }
+
+}  // namespace
+
+// An op's new output, without a trip through the dispatcher (the boxed
+// fallback makes one per output of every op): what empty_strided makes.
+at::Tensor new_output(c10::IntArrayRef size, c10::IntArrayRef stride, at::ScalarType dtype,
+                      c10::DeviceIndex device) {
+  to_tt_dtype(dtype);
+  DeviceScope scope(device);
+  return at::detail::empty_strided_generic(size, stride, allocator(), kTpuKeys, dtype);
+}
+
+namespace {
 
 // Grows the storage (in place: the handle keeps its address) to hold `need`.
 void ensure_storage(const at::Tensor& self, size_t need) {
