@@ -119,6 +119,10 @@ tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   const unsigned char* opts = tt_pjrt_compile_options(&olen);
   tt_sbuf_printf(&id, "%s options=", buf);
   for (size_t i = 0; i < olen; i++) tt_sbuf_printf(&id, "%02x", opts[i]);
+  /* XLA reads its debug options from XLA_FLAGS (the plugin's compiler too:
+   * fast math, thread use, code generation): they are compile options */
+  const char* xla_flags = getenv("XLA_FLAGS");
+  tt_sbuf_printf(&id, " xla_flags=%s", xla_flags ? xla_flags : "");
   if (id.oom) goto fail;
   c->ident = id.data;
   c->ident_len = id.len;

@@ -274,13 +274,6 @@ tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const voi
   return s;
 }
 
-/* Where device memory is host memory (tt_pjrt_buffer_host_address), a host
- * read of a ready buffer copies the view's elements from the buffer's
- * address: no copy program for a strided view, no ToHostBuffer. False when
- * that does not apply (another plugin, a lazy conj/neg bit, a view of
- * another dtype than the buffer's, a view reaching past it): the caller
- * takes the plugin's path. rt->mu held, src's storage materialized and
- * awaited. */
 /* n elements of es bytes, `stride` elements apart, to dense `out` (each
  * size a fixed-size memcpy: one load and store) */
 static void copy_row(char* out, const char* in, int64_t n, int64_t stride, size_t es) {
@@ -299,6 +292,13 @@ static void copy_row(char* out, const char* in, int64_t n, int64_t stride, size_
 #undef TT__ROW
 }
 
+/* Where device memory is host memory (tt_pjrt_buffer_host_address), a host
+ * read of a ready buffer copies the view's elements from the buffer's
+ * address: no copy program for a strided view, no ToHostBuffer. False when
+ * that does not apply (another plugin, a lazy conj/neg bit, a view of
+ * another dtype than the buffer's, a view reaching past it): the caller
+ * takes the plugin's path. rt->mu held, src's storage materialized and
+ * awaited. */
 static bool gather_from_address(tt_runtime_t* rt, const tt_view_t* v, void* host) {
   tt_storage_t* s = v->storage;
   if (v->conj || v->neg || s->buf_dtype != v->dtype || v->offset < 0 || v->rank > TT_MAX_RANK)

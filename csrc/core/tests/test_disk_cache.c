@@ -270,6 +270,43 @@ static void check_put_get(int i) {
 }
 static void test_put_get(void) { FOR_EACH_PLUGIN(check_put_get); }
 
+/* XLA_FLAGS changes what the plugin compiles: an entry written under other
+ * flags is not served (another name: a miss), and is again under the same. */
+static void check_xla_flags(int i) {
+  char dir[512];
+  subdir(dir, sizeof(dir), i, "xla-flags");
+  tt_pjrt_t* p = g_plugins[i];
+  const char* old = getenv("XLA_FLAGS");
+  char* saved = old ? strdup(old) : NULL;
+  unsetenv("XLA_FLAGS");
+  tt_disk_cache_t* c = tt_disk_cache_open(p, dir);
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = c ? compile(p, 0, &e) : NULL;
+  if (!st && c) st = tt_disk_cache_put(c, KEY(k_key_a), e);
+  tt_pjrt_exec_destroy(p, e);
+  tt_disk_cache_close(c);
+  setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true", 1);
+  tt_disk_cache_t* other = tt_disk_cache_open(p, dir);
+  tt_pjrt_exec_t *miss = NULL, *hit = NULL;
+  if (!st && other) st = tt_disk_cache_get(other, KEY(k_key_a), &miss);
+  tt_disk_cache_stats_t so = {0};
+  tt_disk_cache_stats(other, &so);
+  tt_disk_cache_close(other);
+  unsetenv("XLA_FLAGS");
+  tt_disk_cache_t* same = tt_disk_cache_open(p, dir);
+  if (!st && same) st = tt_disk_cache_get(same, KEY(k_key_a), &hit);
+  tt_pjrt_exec_destroy(p, miss);
+  tt_pjrt_exec_destroy(p, hit);
+  tt_disk_cache_close(same);
+  if (saved) setenv("XLA_FLAGS", saved, 1);
+  free(saved);
+  TT_CHECK(c && other && same);
+  TT_CHECK_OK(st);
+  TT_CHECK(miss == NULL && so.misses == 1 && so.rejected == 0);
+  TT_CHECK(hit != NULL);
+}
+static void test_xla_flags(void) { FOR_EACH_PLUGIN(check_xla_flags); }
+
 /* ---- damaged and foreign entries: each a counted miss ------------------------------------ */
 static void fix_checksum(unsigned char* f, size_t n) {
   uint64_t h = tt_disk_cache_checksum(f, n);
@@ -644,6 +681,7 @@ int main(int argc, char** argv) {
   TT_RUN(test_serialize);
   TT_RUN(test_garbage);
   TT_RUN(test_put_get);
+  TT_RUN(test_xla_flags);
   TT_RUN(test_corrupt);
   TT_RUN(test_foreign_plugin);
   TT_RUN(test_disabled);
