@@ -232,13 +232,15 @@ TT_ABI_AT(tt_abi_plugin_attrs_args_t, num_attributes, 24);
  * (0.81 and 0.115) accept 32 and fill both fields. */
 TT_ABI_CHECK(tt_abi_plugin_attrs_args_t, num_attributes, 32);
 
-typedef struct tt_abi_event_isready_args {
+/* Event_IsReady (an event in), Buffer_IsOnCpu (a buffer in): a handle in, a
+ * bool out. */
+typedef struct tt_abi_handle_bool_args {
   TT_ABI_HEAD;
-  tt_abi_event_t* event;
-  bool is_ready; /* out */
-} tt_abi_event_isready_args_t;
-TT_ABI_AT(tt_abi_event_isready_args_t, is_ready, 24);
-TT_ABI_CHECK(tt_abi_event_isready_args_t, is_ready, 25);
+  void* handle;
+  bool value; /* out */
+} tt_abi_handle_bool_args_t;
+TT_ABI_AT(tt_abi_handle_bool_args_t, value, 24);
+TT_ABI_CHECK(tt_abi_handle_bool_args_t, value, 25);
 
 typedef struct tt_abi_client_create_args {
   TT_ABI_HEAD;
@@ -283,7 +285,8 @@ TT_ABI_AT(tt_abi_client_devices_args_t, devices, 24);
 TT_ABI_CHECK(tt_abi_client_devices_args_t, num_devices, 40);
 
 /* Device_GetDescription, Buffer_ReadyEvent, LoadedExecutable_GetExecutable:
- * a handle in, a handle out. Executable_NumOutputs: a handle in, a size out. */
+ * a handle in, a handle out; Buffer_UnsafePointer: a buffer in, its address
+ * (uintptr_t) out. Executable_NumOutputs: a handle in, a size out. */
 typedef struct tt_abi_handle2_args {
   TT_ABI_HEAD;
   void* in;
@@ -406,24 +409,6 @@ typedef struct tt_abi_elemtype_args {
 } tt_abi_elemtype_args_t;
 TT_ABI_AT(tt_abi_elemtype_args_t, type, 24);
 TT_ABI_CHECK(tt_abi_elemtype_args_t, type, 28);
-
-/* Buffer_IsOnCpu: is the buffer's memory host memory? */
-typedef struct tt_abi_isoncpu_args {
-  TT_ABI_HEAD;
-  tt_abi_buffer_t* buffer;
-  bool is_on_cpu; /* out */
-} tt_abi_isoncpu_args_t;
-TT_ABI_AT(tt_abi_isoncpu_args_t, is_on_cpu, 24);
-TT_ABI_CHECK(tt_abi_isoncpu_args_t, is_on_cpu, 25);
-
-/* Buffer_UnsafePointer: the address of the buffer's memory. */
-typedef struct tt_abi_unsafe_pointer_args {
-  TT_ABI_HEAD;
-  tt_abi_buffer_t* buffer;
-  uintptr_t pointer; /* out */
-} tt_abi_unsafe_pointer_args_t;
-TT_ABI_AT(tt_abi_unsafe_pointer_args_t, pointer, 24);
-TT_ABI_CHECK(tt_abi_unsafe_pointer_args_t, pointer, 32);
 
 typedef struct tt_abi_dims_args {
   TT_ABI_HEAD;

@@ -104,22 +104,21 @@ const void* tt_pjrt_buffer_host_address(tt_pjrt_t* p, tt_pjrt_buffer_t* b) {
   int known = atomic_load_explicit(&p->host_memory, memory_order_relaxed);
   if (known < 0) return NULL;
   if (known == 0) {
-    tt_abi_isoncpu_args_t c = {.struct_size = TT_ABI_SIZE(tt_abi_isoncpu_args_t, is_on_cpu),
-                               .buffer = tt__buf(b)};
+    tt_abi_handle_bool_args_t c = {.struct_size = TT_ABI_SIZE(tt_abi_handle_bool_args_t, value),
+                                   .handle = tt__buf(b)};
     tt_status_t st = tt__pjrt_call(p->api, TT_SLOT_BUFFER_ISONCPU, &c);
-    known = !st && c.is_on_cpu && tt_env_flag(TT_ENV_HOST_ADDRESS_READS) ? 1 : -1;
+    known = !st && c.value && tt_env_flag(TT_ENV_HOST_ADDRESS_READS) ? 1 : -1;
     tt_status_free(st);
     atomic_store_explicit(&p->host_memory, known, memory_order_relaxed);
     if (known < 0) return NULL;
   }
-  tt_abi_unsafe_pointer_args_t a = {.struct_size = TT_ABI_SIZE(tt_abi_unsafe_pointer_args_t, pointer),
-                                    .buffer = tt__buf(b)};
+  tt_abi_handle2_args_t a = {.struct_size = TT_ABI_SIZE(tt_abi_handle2_args_t, out), .in = tt__buf(b)};
   tt_status_t st = tt__pjrt_call(p->api, TT_SLOT_BUFFER_UNSAFEPOINTER, &a);
   if (st) {
     tt_status_free(st);
     return NULL;
   }
-  return (const void*)a.pointer;
+  return a.out;
 }
 
 static tt_status_t tt__ready_event(tt_pjrt_t* p, tt_pjrt_buffer_t* b, tt_abi_event_t** ev) {
@@ -143,10 +142,9 @@ bool tt_pjrt_buffer_is_ready(tt_pjrt_t* p, tt_pjrt_buffer_t* b) {
     tt_status_free(st);
     return true;
   }
-  tt_abi_event_isready_args_t r = {.struct_size = TT_ABI_SIZE(tt_abi_event_isready_args_t, is_ready),
-                                   .event = ev};
+  tt_abi_handle_bool_args_t r = {.struct_size = TT_ABI_SIZE(tt_abi_handle_bool_args_t, value), .handle = ev};
   st = tt__pjrt_call(p->api, TT_SLOT_EVENT_ISREADY, &r);
-  bool ready = st ? true : r.is_ready;
+  bool ready = st ? true : r.value;
   tt_status_free(st);
   tt_abi_handle_args_t d = {.struct_size = TT_ABI_SIZE(tt_abi_handle_args_t, handle), .handle = ev};
   tt_status_free(tt__pjrt_call(p->api, TT_SLOT_EVENT_DESTROY, &d));
