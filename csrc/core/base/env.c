@@ -42,6 +42,9 @@ static const tt_env_info_t k_env[] = {
                                    "0: host reads (.item(), .cpu()) always copy through the plugin's "
                                    "ToHostBuffer; 1: from the buffer's address where device memory "
                                    "is host memory (XLA's CPU plugin)"},
+    [TT_ENV_DONATE] = {"TORCH_TPU_DONATE", "1",
+                       "0: a program never reuses the buffer of a storage it rewrites (donation); "
+                       "1: it does, on plugins of PJRT API 0.100 and newer"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

@@ -148,6 +148,7 @@ typedef enum tt_env_var {
   TT_ENV_DISK_CACHE,         /* TORCH_TPU_DISK_CACHE=0: no executables on disk (cache tier 2) */
   TT_ENV_DUMP_DIR,           /* TORCH_TPU_DUMP_DIR: write every compiled program there */
   TT_ENV_HOST_ADDRESS_READS, /* TORCH_TPU_HOST_ADDRESS_READS=0: host reads through the plugin */
+  TT_ENV_DONATE,             /* TORCH_TPU_DONATE=0: programs never take their inputs' buffers */
   TT_ENV_COUNT,
 } tt_env_var_t;
 

@@ -460,6 +460,23 @@ done:
   return st ? tt_status_annotate(st, "lowering %s", c->op->name) : NULL;
 }
 
+/* Donation: a storage the program reads and rewrites whole gives its old
+ * buffer to its new value (same dtype and size), which may reuse it: no
+ * allocation, and the old value's memory is not held until the program
+ * ends. The buffer is the storage's own (no other storage or cache holds a
+ * storage's buffer), and is passed to nothing after the program. The result
+ * index the parameter of p->st[i] is donated to, or -1. A function of what
+ * the plan key holds (param and result types), and the program text
+ * (the disk key) carries the attribute. */
+static int donated_result(const plan_t* p, int i) {
+  const pst_t* e = &p->st[i];
+  if (!p->rt->donate || !e->param || !e->result || e->s->buf_dtype != e->dtype || e->s->buf_numel != e->numel)
+    return -1;
+  for (int r = 0; r < p->nres; r++)
+    if (p->res_st[r] == i) return r;
+  return -1;
+}
+
 static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
   build_t b;
   memset(&b, 0, sizeof(b));
@@ -479,7 +496,7 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
     if (!p->st[i].param) continue;
     int64_t n = p->st[i].s->buf_numel;
     tt_type_t t = tt_type_make(p->st[i].s->buf_dtype, 1, &n);
-    b.cur[i] = tt_shlo_param(b.f, &t);
+    b.cur[i] = tt_shlo_param_donated(b.f, &t, donated_result(p, i));
   }
   /* parameters in run order: the packed groups, then the other extras */
   tt_val_t groups[TT_DTYPE_COUNT];
@@ -674,6 +691,10 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
     if (gown[g]) tt_pjrt_buffer_destroy(rt->pjrt, gbuf[g]); /* PJRT keeps in-flight uses */
   free(args);
   if (xst) {
+    /* a donated buffer may be gone with the failed run: its storage fails
+     * too, rather than be read (a fused replay raises its error) */
+    for (int i = 0; i < p->nst; i++)
+      if (donated_result(p, i) >= 0) tt__storage_fail(p->st[i].s, tt_status_clone(xst));
     free(outs);
     p->device_error = true;
     return tt_status_annotate(xst, "error in op %s", plan_name(p));

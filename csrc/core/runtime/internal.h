@@ -132,6 +132,7 @@ struct tt_runtime {
   double execute_seconds;
   int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */
   bool dump_hlo;
+  bool donate;                /* programs take the buffers of storages they rewrite (call.c) */
   tt_disk_cache_t* disk;      /* owned: tier 2 (NULL: disabled or unusable) */
   char* dump_dir;             /* owned: TORCH_TPU_DUMP_DIR, NULL when unset */
   int64_t dumped;             /* programs written to dump_dir */

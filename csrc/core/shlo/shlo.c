@@ -133,7 +133,9 @@ static void put_type(tt_sbuf_t* b, const tt_type_t* t) {
   tt_sbuf_append(b, buf);
 }
 
-tt_val_t tt_shlo_param(tt_shlo_fn_t* f, const tt_type_t* type) {
+tt_val_t tt_shlo_param(tt_shlo_fn_t* f, const tt_type_t* type) { return tt_shlo_param_donated(f, type, -1); }
+
+tt_val_t tt_shlo_param_donated(tt_shlo_fn_t* f, const tt_type_t* type, int output) {
   if (f->error) return TT_SHLO_INVALID;
   if (type->rank < 0 || type->rank > TT_MAX_RANK) {
     tt_shlo_fail(f, "bad rank %d", type->rank);
@@ -144,6 +146,7 @@ tt_val_t tt_shlo_param(tt_shlo_fn_t* f, const tt_type_t* type) {
   if (f->nparams) tt_sbuf_append(&f->params, ", ");
   tt_sbuf_printf(&f->params, "%s: ", name);
   put_type(&f->params, type);
+  if (output >= 0) tt_sbuf_printf(&f->params, " {tf.aliasing_output = %d : i32}", output);
   f->nparams++;
   return new_value(f, type, name);
 }

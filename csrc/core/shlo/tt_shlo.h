@@ -28,6 +28,9 @@ void tt_shlo_fn_destroy(tt_shlo_fn_t* f); /* NULL-safe */
 
 /* Adds a parameter of @main (in call order). */
 tt_val_t tt_shlo_param(tt_shlo_fn_t* f, const tt_type_t* type);
+/* The same, donated to result `output` (tf.aliasing_output): the caller
+ * passes a buffer it will not use again, which the result may reuse. */
+tt_val_t tt_shlo_param_donated(tt_shlo_fn_t* f, const tt_type_t* type, int output);
 /* The type of a value (borrowed; valid while f lives). NULL for bad ids. */
 const tt_type_t* tt_shlo_type(tt_shlo_fn_t* f, tt_val_t v);
 /* Marks the builder failed with a message (first one wins). */
