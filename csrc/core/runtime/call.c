@@ -460,8 +460,8 @@ done:
   return st ? tt_status_annotate(st, "lowering %s", c->op->name) : NULL;
 }
 
-/* Donation: a storage the program reads and rewrites whole gives its old
- * buffer to its new value (same dtype and size), which may reuse it: no
+/* Donation: a storage the program reads and writes (whole or in part) gives
+ * its old buffer to its new value (same dtype and size), which may reuse it: no
  * allocation, and the old value's memory is not held until the program
  * ends. The buffer is the storage's own (no other storage or cache holds a
  * storage's buffer), and is passed to nothing after the program. The result
