@@ -151,6 +151,7 @@ bench: bridge
 	$(PY) -m pip install -q matplotlib
 	$(PY) bench/bench_ops.py
 	$(PY) bench/bench_gpt.py
+	$(PY) bench/bench_compile.py
 
 # The OpInfo conformance sweep (10-20 min on 2 cores): tests/opinfo/report.json, docs/op_coverage.md.
 opinfo: bridge

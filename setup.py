@@ -35,6 +35,9 @@ setup(
     packages=find_packages(include=["torch_tpu", "torch_tpu.*"]),
     ext_modules=ext_modules,
     cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
-    entry_points={"torch.backends": ["torch_tpu = torch_tpu:_autoload"]},
+    entry_points={
+        "torch.backends": ["torch_tpu = torch_tpu:_autoload"],
+        "torch_dynamo_backends": ["tpu = torch_tpu._compile:backend"],
+    },
     python_requires=">=3.10",
 )

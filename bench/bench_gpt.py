@@ -327,12 +327,7 @@ def main():
             print(f"first step mini {mode}: cold {first[(mode, 'cold')]['first_step']:.2f} s, "
                   f"warm {first[(mode, 'warm')]['first_step']:.2f} s", flush=True)
 
-    info = torch_tpu._C._info()
-    L = [f"Plugin: PJRT {info['api_version']} ({os.path.basename(info['plugin_path'])}), "
-         f"{os.cpu_count()} CPU cores, torch {torch.__version__}; medians of "
-         f"{steps['tiny']}/{steps['mini']} steps after {warm} warm-up steps, in "
-         f"{rounds['tiny']}/{rounds['mini']} interleaved rounds (the median round); each step ends "
-         "with loss.item().", "",
+    L = [setup_line(steps, warm, rounds), "",
          "| GPT step (AdamW) | Strict | Fused | PyTorch CPU eager | JAX jit | Fused/Strict "
          "| Fused/CPU | Fused/JAX | programs per step (Strict, Fused) |",
          "|---|---|---|---|---|---|---|---|---|"]
@@ -372,6 +367,16 @@ def main():
     with open(os.path.join(HERE, "gpt_results.md"), "w") as f:
         f.write(text + "\n")
     plot(rows, chain, first)
+
+
+def setup_line(steps, warm, rounds):
+    """The first line of a results table: plugin, machine, how medians were taken."""
+    info = torch_tpu._C._info()
+    return (f"Plugin: PJRT {info['api_version']} ({os.path.basename(info['plugin_path'])}), "
+            f"{os.cpu_count()} CPU cores, torch {torch.__version__}; medians of "
+            f"{steps['tiny']}/{steps['mini']} steps after {warm} warm-up steps, in "
+            f"{rounds['tiny']}/{rounds['mini']} interleaved rounds (the median round); each step ends "
+            "with loss.item().")
 
 
 def plot(rows, chain, first):

@@ -408,6 +408,7 @@ struct Marshal {
                 t.device());
     a.on_host = true;
     a.tier = t.unsafeGetTensorImpl()->is_wrapped_number() ? TT_TIER_WRAPPED : TT_TIER_ZERO_DIM;
+    if (a.tier != TT_TIER_WRAPPED) a.host_id = (uint64_t)(uintptr_t)t.unsafeGetTensorImpl();
     a.sdtype = to_tt_dtype(t.scalar_type());
     auto c = t.contiguous();
     std::memcpy(a.scalar.bytes, c.const_data_ptr(), t.element_size());

@@ -24,6 +24,7 @@ typedef struct extra {
   bool packed;
   int group, slot;
   unsigned char bytes[16];
+  uint64_t host_id;  /* a host tensor's value (captures): its identity, else 0 */
 } extra_t;
 
 /* Per distinct storage of a program. */
@@ -34,6 +35,8 @@ typedef struct pst {
   bool result;      /* its final value is a result */
   tt_dtype_t dtype; /* pass 1: the type of its current value */
   int64_t numel;
+  tt_dtype_t param_dtype; /* param: the buffer passed in */
+  int64_t param_numel;
   const char* producer; /* the op that wrote it last */
 } pst_t;
 
@@ -123,14 +126,15 @@ static tt_status_t use_initial(plan_t* p, int si, tt_dtype_t hint, const char* o
   }
   TT_RETURN_IF_ERROR(tt__storage_materialize(s, hint));
   e->param = true;
-  e->dtype = s->buf_dtype;
-  e->numel = s->buf_numel;
+  e->dtype = e->param_dtype = s->buf_dtype;
+  e->numel = e->param_numel = s->buf_numel;
   return NULL;
 }
 
 static tt_status_t add_extra(plan_t* p, int device, tt_dtype_t dt, const void* bytes, int* idx) {
   if (!GROW(p->extra, p->nextra, p->capextra, p->nextra + 1)) return oom();
   extra_t* e = &p->extra[p->nextra];
+  e->host_id = 0;
   e->type = tt_type_scalar(dt);
   e->owned = false;
   e->packed = false;
@@ -194,7 +198,9 @@ static tt_status_t plan_arg(plan_t* p, const tt_call_t* c, const tt_call_arg_t* 
       KEY(p, (int32_t)a->on_host);
       if (a->on_host) {
         KEY(p, (int32_t)a->sdtype);
-        return add_extra(p, c->device, a->sdtype, a->scalar.bytes, &ei);
+        TT_RETURN_IF_ERROR(add_extra(p, c->device, a->sdtype, a->scalar.bytes, &ei));
+        p->extra[ei].host_id = a->host_id;
+        return NULL;
       }
       return plan_tensor(p, c, &a->view);
     case TT_ARG_SCALAR:
@@ -629,6 +635,71 @@ static tt_status_t upload_groups(tt_runtime_t* rt, plan_t* p, int device, tt_pjr
   return NULL;
 }
 
+/* A capture (capture.c) keeps what it takes to run the plan's program again
+ * on other storages: the key of its executable, its storages' roles and
+ * types, its packed scalars and RNG states. On out of host memory c->oom. */
+static void capture_note(plan_t* p, tt_cache_entry_t* e, uint64_t h) {
+  tt_capture_t* c = p->rt->capture_note;
+  c->has_program = true;
+  c->device = p->calls[0]->device;
+  c->serial = p->serial;
+  c->name = plan_name(p);
+  c->hash = h;
+  c->nchecks = e->nchecks;
+  c->key = malloc(p->key.len ? p->key.len : 1);
+  c->st = calloc((size_t)p->nst + 1, sizeof(*c->st));
+  c->res = malloc(sizeof(int) * ((size_t)p->nres + 1));
+  if (!c->key || !c->st || !c->res) goto oom;
+  memcpy(c->key, p->key.data, p->key.len);
+  c->key_len = p->key.len;
+  c->nst = p->nst;
+  for (int i = 0; i < p->nst; i++) {
+    const pst_t* ps = &p->st[i];
+    tt_capture_st_t* cs = &c->st[i];
+    cs->s = ps->s;
+    cs->nbytes = ps->s->nbytes;
+    cs->born = ps->s->born;
+    cs->param = ps->param;
+    cs->param_dtype = ps->param_dtype;
+    cs->param_numel = ps->param_numel;
+    cs->result = ps->result;
+    cs->res_dtype = ps->dtype;
+    cs->res_numel = ps->numel;
+    cs->producer = ps->producer;
+  }
+  memcpy(c->res, p->res_st, sizeof(int) * (size_t)p->nres);
+  c->nres = p->nres;
+  c->ngroups = p->ngroups;
+  for (int g = 0; g < p->ngroups; g++) {
+    size_t sz = tt_dtype_size(p->group_dt[g]);
+    c->group_dt[g] = p->group_dt[g];
+    c->group_n[g] = p->group_n[g];
+    c->group_bytes[g] = calloc((size_t)p->group_n[g] + 1, sz);
+    c->group_host[g] = malloc(sizeof(int64_t) * ((size_t)p->group_n[g] + 1));
+    if (!c->group_bytes[g] || !c->group_host[g]) goto oom;
+    for (int i = 0; i < p->nextra; i++)
+      if (p->extra[i].packed && p->extra[i].group == g) {
+        memcpy(c->group_bytes[g] + (size_t)p->extra[i].slot * sz, p->extra[i].bytes, sz);
+        c->group_host[g][p->extra[i].slot] = (int64_t)p->extra[i].host_id; /* an index, later */
+      }
+  }
+  /* a fused plan packs every runtime scalar: its other parameters are the
+   * RNG states, one per RNG call, in call order */
+  for (int k = 0; k < p->ncalls; k++)
+    if (p->calls[k]->op->flags & TT_LF_RNG) c->nrng++;
+  c->rng = malloc(sizeof(uint64_t) * 2 * ((size_t)c->nrng + 1));
+  if (!c->rng) goto oom;
+  for (int k = 0, r = 0; k < p->ncalls; k++)
+    if (p->calls[k]->op->flags & TT_LF_RNG) {
+      c->rng[2 * r] = p->calls[k]->rng[0];
+      c->rng[2 * r + 1] = p->calls[k]->rng[1];
+      r++;
+    }
+  return;
+oom:
+  c->oom = true;
+}
+
 /* rt->mu held */
 static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
   rt->call_serial++; /* pins the scalar-cache slots this run takes */
@@ -711,6 +782,7 @@ static tt_status_t run_locked(tt_runtime_t* rt, plan_t* p) {
       else tt_status_free(st);
     }
   }
+  if (p->fused && rt->capture_note && !rt->capture_note->has_program) capture_note(p, e, h);
   if (e->nchecks) {
     tt_status_t st = tt__checks_push(rt, e, outs + p->nres, plan_name(p));
     /* Debug Eager raises at the op; Strict at the next sync (or when too many

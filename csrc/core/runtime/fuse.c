@@ -360,6 +360,7 @@ tt_status_t tt__fuse_record(tt_runtime_t* rt, const tt_call_t* call) {
   }
   if (!ok) return tt__fuse_flush(rt); /* no memory to hold more: run what is recorded */
   n++;
+  if (rt->capturing) return NULL; /* a capture is one program: no cuts */
   if (n >= max_ops(rt)) return tt__fuse_flush(rt);
   if (n >= TT_FUSE_CUT_MIN) {
     int k = tt_graph_repeat(g, TT_FUSE_REPEAT_MIN, TT_FUSE_REPEAT_MAX);

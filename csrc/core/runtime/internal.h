@@ -36,6 +36,7 @@ struct tt_storage {
   int graph_refs;
   uint64_t plan_serial;       /* call.c: the plan that last indexed it, and where */
   int plan_idx;
+  uint64_t born;              /* rt->storage_serial when created (capture.c: new or not) */
   tt_storage_t* prev;         /* live list (guarded by rt->mu) */
   tt_storage_t* next;
 };
@@ -128,6 +129,14 @@ struct tt_runtime {
                                  (0 = empty slot): checked once, at record time */
   size_t nlowered, caplowered;
   int64_t fused_flushes, fused_ops, fused_replays;
+  /* Captures (capture.c): while capturing > 0 the graph is not cut; the
+   * flush that ends a capture fills capture_note (call.c). */
+  int capturing;
+  tt_capture_t* capture_note;
+  int64_t capture_flushes0, capture_writes0; /* ... the counters when it began */
+  uint64_t capture_serial0;   /* storages born after it are new */
+  uint64_t storage_serial;    /* numbers storages as they are created */
+  int64_t buffer_writes;      /* storage buffers set, reset or failed (storage.c) */
   double compile_seconds;
   double execute_seconds;
   int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */
@@ -144,6 +153,55 @@ struct tt_runtime {
   int64_t mem_limit;
   bool mem_shared;
   const char* mem_limit_source; /* static: where mem_limit comes from */
+};
+
+/* A storage of a captured program: an input of the caller's, or one the
+ * captured calls created ("new"). */
+typedef struct tt_capture_st {
+  tt_storage_t* s;            /* while the capture is made only: an identity (a storage
+                                 the program did not keep may be freed already) */
+  size_t nbytes;
+  uint64_t born;
+  int slot;                   /* >= 0: input index; < 0: new storage -slot-1 */
+  bool param;                 /* its value from before the program is passed in */
+  tt_dtype_t param_dtype;     /* ... as a 1-D buffer of this type */
+  int64_t param_numel;
+  bool result;                /* the program gives its new value */
+  tt_dtype_t res_dtype;
+  int64_t res_numel;
+  const char* producer;       /* static: the op that wrote it last */
+} tt_capture_st_t;
+
+struct tt_capture {
+  bool has_program;           /* false: the calls wrote nothing (outputs are views, empties) */
+  bool oom;
+  int device;
+  uint64_t serial;            /* the plan's (s->plan_serial of its storages), while made */
+  unsigned char* key;         /* owned: the program's plan key, to find its executable */
+  size_t key_len;
+  uint64_t hash;
+  const char* name;           /* static */
+  tt_capture_st_t* st;        /* owned, nst: in the plan's order (parameters pass in it) */
+  int nst;
+  int* res;                   /* owned, nres: st index of each result, in result order */
+  int nres;
+  int nchecks;                /* device-side checks after the results */
+  int ngroups;                /* packed scalars: per dtype, the bytes of all slots */
+  tt_dtype_t group_dt[TT_DTYPE_COUNT];
+  int group_n[TT_DTYPE_COUNT];
+  unsigned char* group_bytes[TT_DTYPE_COUNT]; /* owned */
+  /* owned, per slot: the index of the host value it takes at replay, or -1
+   * (a constant); while the capture is made, the host tensor's identity */
+  int64_t* group_host[TT_DTYPE_COUNT];
+  bool has_host;              /* some slot takes a host value */
+  int nhost;                  /* host values a replay passes */
+  uint64_t* rng;              /* owned, 2 * nrng: (seed, offset) of each RNG call, in order */
+  int nrng;
+  int nin;                    /* inputs the caller passes */
+  size_t* new_nbytes;         /* owned, nnew */
+  int nnew;
+  int* out_slot;              /* owned, nout: as tt_capture_st_t.slot; TT_CAPTURE_NONE */
+  int nout;
 };
 
 /* storage.c (rt->mu held) */

@@ -26,6 +26,7 @@ static void drop_buffer(tt_storage_t* s) {
 
 void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt, int64_t numel,
                             const char* producer, bool pending) {
+  s->rt->buffer_writes++;
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = NULL;
@@ -42,6 +43,7 @@ void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt,
 }
 
 void tt__storage_fail(tt_storage_t* s, tt_status_t err) {
+  s->rt->buffer_writes++;
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = err;
@@ -50,6 +52,7 @@ void tt__storage_fail(tt_storage_t* s, tt_status_t err) {
 }
 
 void tt__storage_reset(tt_storage_t* s) {
+  s->rt->buffer_writes++;
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = NULL;
@@ -116,6 +119,7 @@ tt_status_t tt_storage_create(tt_runtime_t* rt, int device, size_t nbytes, tt_st
     free(s);
     return st;
   }
+  s->born = ++rt->storage_serial;
   s->next = rt->live.next;
   s->prev = &rt->live;
   rt->live.next->prev = s;
@@ -165,6 +169,7 @@ tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
   TT_RETURN_IF_ERROR(tt__fuse_sync(rt)); /* the recorded ops see the old size */
   size_t was = s->nbytes;
   pthread_mutex_lock(&rt->mu);
+  rt->buffer_writes++; /* a capture that sees this is not one program */
   tt_status_t rs = nbytes > was ? tt__mem_reserve(rt, s->device, nbytes - was) : NULL;
   if (rs) {
     pthread_mutex_unlock(&rt->mu);

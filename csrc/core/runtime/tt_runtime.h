@@ -132,6 +132,66 @@ tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_vie
 /* Runs one op: reads the input views, runs the lowering, writes the outputs. */
 tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call);
 
+/* ---- captured programs (torch.compile, DESIGN §8) --------------------------------
+ * A capture records the one program that a sequence of calls, recorded as
+ * Fused Eager records them, ran as; its storages are named by role: the
+ * caller's inputs (by index) or storages the calls created ("new", numbered).
+ * Replaying it runs the same executable on other inputs of the same layout,
+ * into fresh storages, with no recording: a compiled graph's call costs one
+ * Execute. A capture is exact or refused: tt_capture_end gives no capture
+ * when the calls did not run as one program (a host read or write, an op
+ * without a lowering, a Strict call from another thread, a storage that is
+ * neither an input nor new), and the caller then records the calls again
+ * on each call.
+ *
+ * Ownership: tt_capture_end returns an owned capture (tt_capture_destroy).
+ * Thread rules: a capture is immutable; replays may run on any thread. */
+typedef struct tt_capture tt_capture_t;
+#define TT_CAPTURE_NONE (-2147483647 - 1) /* an output that is not a device tensor */
+
+/* Runs what Fused Eager recorded, then starts a capture: until
+ * tt_capture_end (or _abort), calls are recorded whatever the thread's mode
+ * says (the caller sets Fused) and the graph is never cut. */
+tt_status_t tt_capture_begin(tt_runtime_t* rt);
+/* Ends a capture that will not be used (an exception while recording): the
+ * recorded calls stay recorded and run as Fused Eager runs them. */
+void tt_capture_abort(tt_runtime_t* rt);
+/* Runs the recorded calls as one program and ends the capture. The calls'
+ * error, if any, is returned (as Fused Eager returns it). Otherwise *out is
+ * the capture, or NULL with *why (static text) when the calls cannot be
+ * replayed. inputs/outputs: the storages of the caller's inputs and outputs
+ * (NULL for what is not a device tensor); host_ids: the identities
+ * (tt_call_arg_t.host_id) of the host values the caller will pass again to
+ * each replay, in that order; a host 0-dim tensor argument that is not one of
+ * them is a constant of the graph. rng_seed and [rng_begin, rng_end): the
+ * generator's seed and the offsets the calls took from it. */
+tt_status_t tt_capture_end(tt_runtime_t* rt, tt_storage_t* const* inputs, int nin,
+                           tt_storage_t* const* outputs, int nout, const uint64_t* host_ids, int nhost,
+                           uint64_t rng_seed, uint64_t rng_begin, uint64_t rng_end, tt_capture_t** out,
+                           const char** why);
+void tt_capture_destroy(tt_capture_t* c); /* NULL-safe */
+/* Whether the capture's executable is still cached (a replay would not be
+ * stale for that reason). */
+bool tt_capture_ready(tt_runtime_t* rt, const tt_capture_t* c);
+int tt_capture_device(const tt_capture_t* c);
+int tt_capture_new_count(const tt_capture_t* c);
+size_t tt_capture_new_nbytes(const tt_capture_t* c, int j);
+/* Output i's storage: >= 0 input index, TT_CAPTURE_NONE, else new storage -slot-1. */
+int tt_capture_output_slot(const tt_capture_t* c, int i);
+bool tt_capture_uses_rng(const tt_capture_t* c);
+/* Runs the captured program on `inputs` (nin, laid out as the capture's:
+ * the caller checks sizes, strides, offsets, aliasing) into `news` (fresh
+ * storages of tt_capture_new_nbytes). host_vals: this run's host values
+ * (nhost, as at tt_capture_end; each the bytes of one element of the dtype
+ * its argument had). RNG calls take (rng_seed, their captured offset +
+ * rng_delta). *stale: the executable or an input's buffer
+ * type is not the capture's any more; nothing ran, capture again. Errors as
+ * Strict Eager's: device failures are sticky on the results, raised at the
+ * next sync (Debug: here). */
+tt_status_t tt_capture_replay(tt_runtime_t* rt, const tt_capture_t* c, tt_storage_t* const* inputs,
+                              int nin, tt_storage_t* const* news, const void* const* host_vals, int nhost,
+                              uint64_t rng_seed, uint64_t rng_delta, bool* stale);
+
 #ifdef __cplusplus
 }
 #endif

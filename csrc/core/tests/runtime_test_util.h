@@ -104,7 +104,7 @@ static tt_view_t flat(tt_storage_t* s, tt_dtype_t dt, int64_t n) {
 }
 
 /* Element index in the storage of the lin-th (row-major) element of v. */
-static int64_t view_elem(const tt_view_t* v, int64_t lin) {
+static inline int64_t view_elem(const tt_view_t* v, int64_t lin) {
   int64_t off = v->offset;
   for (int d = v->rank - 1; d >= 0; d--) {
     int64_t idx = lin % v->sizes[d];
@@ -151,6 +151,32 @@ static void read_f32(tt_runtime_t* rt, tt_storage_t* s, int64_t n, float* out) {
   TT_CHECK_OK(tt_view_read_host(rt, &v, out));
 }
 
+
+/* Call arguments: a device tensor view, a Scalar. */
+static inline tt_call_arg_t targ(tt_view_t v) {
+  tt_call_arg_t a;
+  memset(&a, 0, sizeof(a));
+  a.kind = TT_ARG_TENSOR;
+  a.tier = v.rank ? TT_TIER_DIM : TT_TIER_ZERO_DIM;
+  a.view = v;
+  return a;
+}
+static inline tt_call_arg_t sarg_f(double f) {
+  tt_call_arg_t a;
+  memset(&a, 0, sizeof(a));
+  a.kind = TT_ARG_SCALAR;
+  a.sdtype = TT_F64;
+  a.scalar.f = f;
+  return a;
+}
+static inline tt_call_arg_t sarg_i(int64_t i) {
+  tt_call_arg_t a;
+  memset(&a, 0, sizeof(a));
+  a.kind = TT_ARG_SCALAR;
+  a.sdtype = TT_I64;
+  a.scalar.i = i;
+  return a;
+}
 
 /* Opens both runtimes; a missing plugin variable is a failure (the Makefile
  * always sets both). */

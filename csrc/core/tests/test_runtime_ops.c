@@ -5,31 +5,6 @@
 
 /* ---- op calls ---------------------------------------------------------------------- */
 
-static tt_call_arg_t targ(tt_view_t v) {
-  tt_call_arg_t a;
-  memset(&a, 0, sizeof(a));
-  a.kind = TT_ARG_TENSOR;
-  a.tier = v.rank ? TT_TIER_DIM : TT_TIER_ZERO_DIM;
-  a.view = v;
-  return a;
-}
-static tt_call_arg_t sarg_f(double f) {
-  tt_call_arg_t a;
-  memset(&a, 0, sizeof(a));
-  a.kind = TT_ARG_SCALAR;
-  a.sdtype = TT_F64;
-  a.scalar.f = f;
-  return a;
-}
-static tt_call_arg_t sarg_i(int64_t i) {
-  tt_call_arg_t a;
-  memset(&a, 0, sizeof(a));
-  a.kind = TT_ARG_SCALAR;
-  a.sdtype = TT_I64;
-  a.scalar.i = i;
-  return a;
-}
-
 static tt_status_t call_op(tt_runtime_t* rt, const char* name, const tt_call_arg_t* args, int nargs,
                            const tt_view_t* out, int device) {
   const tt_lower_entry_t* op = tt_lower_find(name);

@@ -1,0 +1,141 @@
+"""torch.compile(backend="tpu") on the GPT training step of bench_gpt.py (AdamW),
+against the eager modes, PyTorch CPU eager, inductor on CPU and JAX's jit.
+Medians of interleaved rounds (a noisy 2-core VM: ratios in one run matter).
+Writes bench/compile_results.md and bench/compile_results.png.
+
+  python bench/bench_compile.py            # both sizes
+  python bench/bench_compile.py --quick    # fewer steps (a smoke run)
+
+"compiled": the model's forward and loss under torch.compile (one forward
+and one backward program, replayed each step) and the optimizer step under
+torch.compile too; the step ends with loss.item() as in bench_gpt.py."""
+import argparse
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+import torch_tpu  # noqa: F401
+from torch_tpu import _compile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_gpt as G  # noqa: E402
+
+MODES = ("compiled", "fused", "strict", "cpu", "inductor")
+LABEL = {"compiled": "tpu compiled", "fused": "Fused", "strict": "Strict", "cpu": "PyTorch CPU eager",
+         "inductor": "inductor (CPU)", "jax": "JAX jit"}
+
+
+def make_step(size, mode):
+    vocab, seq, d, layers, batch = G.SIZES[size]
+    dev = "cpu" if mode in ("cpu", "inductor") else "tpu"
+    torch.manual_seed(0)
+    m = G.GPT(vocab, seq, d, layers)
+    idx = torch.randint(0, vocab, (batch, seq + 1))
+    m = m.to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=G.LR, betas=G.BETAS, eps=G.EPS, weight_decay=G.WD)
+    x, y = idx[:, :-1].to(dev), idx[:, 1:].to(dev)
+
+    def loss_fn(x, y):
+        logits = m(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    opt_step = opt.step
+    if mode in ("compiled", "inductor"):
+        backend = "tpu" if mode == "compiled" else "inductor"
+        loss_fn = torch.compile(loss_fn, backend=backend)
+        opt_step = torch.compile(opt.step, backend=backend)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(x, y)
+        loss.backward()
+        opt_step()
+        return loss.item()
+
+    return step
+
+
+def step_time(size, mode, warm, steps):
+    torch._dynamo.reset()
+    ctx = G.mode_ctx("fused" if mode == "compiled" else "cpu" if mode == "inductor" else mode)
+    with ctx:
+        step = make_step(size, mode)
+        s0 = torch.tpu._get_cache_stats()
+        t = G.time_steps(step, warm, steps)
+        s1 = torch.tpu._get_cache_stats()
+    progs = (s1["requests"] - s0["requests"]) / (warm + steps) if mode not in ("cpu", "inductor") else None
+    return t, progs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sizes", default="tiny,mini")
+    args = ap.parse_args()
+    torch.set_num_threads(os.cpu_count() or 1)
+    steps = {"tiny": 10 if args.quick else 30, "mini": 5 if args.quick else 10}
+    rounds = {"tiny": 2 if args.quick else 5, "mini": 1 if args.quick else 2}
+    warm = 3 if args.quick else 5
+    rows, progs = {}, {}
+    for size in args.sizes.split(","):
+        per = {m: [] for m in MODES + ("jax",)}
+        for k in range(rounds[size]):
+            for mode in MODES:
+                t, progs[(size, mode)] = step_time(size, mode, warm, steps[size])
+                per[mode].append(t)
+                print(f"{size} {mode} (round {k + 1}): {t * 1e3:.2f} ms", flush=True)
+            j = G.jax_step_time(size, warm, steps[size])
+            if j is not None:
+                per["jax"].append(j)
+                print(f"{size} jax.jit (round {k + 1}): {j * 1e3:.2f} ms", flush=True)
+        rows[size] = {m: statistics.median(v) if v else None for m, v in per.items()}
+    refused = sorted({g["refused"] for g in _compile.compiled_graphs() if g["refused"]})
+
+    L = [G.setup_line(steps, warm, rounds), "",
+         "| GPT step (AdamW) | " + " | ".join(LABEL[m] for m in MODES + ("jax",)) +
+         " | compiled/JAX | compiled/CPU eager | compiled/inductor | programs per step (compiled) |",
+         "|---|" + "---|" * (len(MODES) + 5)]
+    for size, r in rows.items():
+        j = r["jax"]
+        cells = [f"{r[m] * 1e3:.2f} ms" if r[m] else "n/a" for m in MODES + ("jax",)]
+        cj = f"{r['compiled'] / j:.2f}×" if j else "n/a"
+        L.append(f"| {size} {'/'.join(map(str, G.SIZES[size]))} | " + " | ".join(cells) +
+                 f" | {cj} | {r['compiled'] / r['cpu']:.2f}× | {r['compiled'] / r['inductor']:.2f}× | "
+                 f"{progs[(size, 'compiled')]:.1f} |")
+    if refused:
+        L += ["", "Graphs recorded again on every call (not replayed): " + "; ".join(refused) + "."]
+    text = "\n".join(L)
+    print(text)
+    with open(os.path.join(HERE, "compile_results.md"), "w") as f:
+        f.write(text + "\n")
+    plot(rows)
+
+
+def plot(rows):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)", file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, len(rows), figsize=(6 * len(rows), 3.6))
+    axes = axes if len(rows) > 1 else [axes]
+    for ax, (size, r) in zip(axes, rows.items()):
+        names = [n for n in MODES + ("jax",) if r.get(n)]
+        ax.bar([LABEL[n].replace(" ", "\n", 1) for n in names], [r[n] / r["cpu"] for n in names],
+               color=["#dd8452", "#55a868", "#c44e52", "#8c8c8c", "#937860", "#4c72b0"][: len(names)])
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_title(f"GPT {size} step (rel. to PyTorch CPU eager)")
+        ax.tick_params(axis="x", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "compile_results.png"), dpi=110)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+"""torch.compile(backend="tpu") (issue 10): graphs run as one captured program
+each, replayed on later calls, with the results of CPU and of eager tpu."""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch_tpu
+from torch_tpu import _compile
+from test_models_more import MODELS, _data
+
+DEV = "tpu"
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def graphs_since(n0):
+    return _compile.compiled_graphs()[n0:]
+
+
+def n_graphs():
+    return len(_compile.compiled_graphs())
+
+
+def test_backend_is_registered():
+    assert "tpu" in torch._dynamo.list_backends()
+    from importlib.metadata import entry_points
+
+    assert "tpu" in entry_points(group="torch_dynamo_backends").names
+
+
+def test_mlp_forward_backward_replayed_and_match_cpu():
+    torch.manual_seed(0)
+    cpu = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    tpu = copy.deepcopy(cpu).to(DEV)
+    n0 = n_graphs()
+    cm = torch.compile(tpu, backend="tpu")
+    oc = torch.optim.SGD(cpu.parameters(), lr=0.1)
+    ot = torch.optim.SGD(tpu.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        x = torch.randn(5, 8, generator=g)
+        ref, out = cpu(x), cm(x.to(DEV))
+        torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-6)
+        ref.square().sum().backward()
+        out.square().sum().backward()
+        for p, q in zip(tpu.parameters(), cpu.parameters()):
+            torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-5, atol=1e-6)
+        oc.step(), ot.step(), oc.zero_grad(), ot.zero_grad()
+    gs = graphs_since(n0)
+    assert sorted(x["kind"] for x in gs) == ["backward", "forward"]
+    for x in gs:  # recorded once, then the captured program ran
+        assert x["refused"] is None and x["recordings"] == 1 and x["replays"] == 4, x
+
+
+def test_replay_runs_one_program_per_graph():
+    m = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh()).to(DEV)
+    cm = torch.compile(m, backend="tpu")
+    x = torch.randn(4, 8, device=DEV)
+    with torch.no_grad():
+        cm(x), cm(x)
+        torch.tpu.synchronize()
+        s0 = torch_tpu._C._stats(-1)
+        for _ in range(10):
+            y = cm(x)
+        torch.tpu.synchronize()
+        s1 = torch_tpu._C._stats(-1)
+    torch.testing.assert_close(y.cpu(), copy.deepcopy(m).cpu()(x.cpu()), rtol=1e-5, atol=1e-6)
+    assert s1["executions"] - s0["executions"] == 10
+    assert s1["compiles"] == s0["compiles"] and s1["cache_misses"] == s0["cache_misses"]
+
+
+def test_inference_no_grad_matches_eager():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(4, 2)).to(DEV)
+    cm = torch.compile(m, backend="tpu")
+    n0 = n_graphs()
+    with torch.no_grad():
+        for i in range(3):
+            x = torch.randn(2, 3, 8, 8, device=DEV)
+            torch.testing.assert_close(cm(x).cpu(), m(x).cpu(), rtol=1e-5, atol=1e-6)
+    gs = graphs_since(n0)
+    assert [x["kind"] for x in gs] == ["inference"] and gs[0]["replays"] == 2
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@torch._dynamo.config.patch(allow_rnn=True)  # dynamo leaves nn.LSTM/GRU to eager by default
+def test_models_train_like_cpu(name):
+    torch.manual_seed(0)
+    cpu = MODELS[name]()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    ctpu = torch.compile(tpu, backend="tpu")
+    x, y = _data(name)
+    xd, yd = x.to(DEV), y.to(DEV)
+    oc = torch.optim.AdamW(cpu.parameters(), lr=1e-2)
+    ot = torch.optim.AdamW(tpu.parameters(), lr=1e-2)
+    n0 = n_graphs()
+    for _ in range(4):
+        for m, o, a, b in ((cpu, oc, x, y), (ctpu, ot, xd, yd)):
+            o.zero_grad()
+            loss = m(a, b)
+            loss.backward()
+            o.step()
+            m.last = loss.detach()
+        torch.testing.assert_close(ctpu.last.cpu(), cpu.last, rtol=1e-4, atol=1e-5)
+    # BatchNorm's running stats (input mutations) too
+    for (n, p), q in zip(tpu.state_dict().items(), cpu.state_dict().values()):
+        torch.testing.assert_close(p.cpu(), q, rtol=1e-3, atol=1e-4, msg=n)
+    gs = graphs_since(n0)
+    assert {x["kind"] for x in gs} == {"forward", "backward"}
+    assert all(x["refused"] is None and x["replays"] >= 3 for x in gs), gs
+
+
+def test_embedding_bag_trains_like_cpu():
+    torch.manual_seed(0)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bag = nn.EmbeddingBag(20, 6, mode="mean")
+            self.head = nn.Linear(6, 2)
+
+        def forward(self, idx, offsets):
+            return self.head(self.bag(idx, offsets))
+
+    cpu = M()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    ctpu = torch.compile(tpu, backend="tpu")
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    offsets = torch.tensor([0, 3, 5])
+    oc = torch.optim.SGD(cpu.parameters(), lr=0.5)
+    ot = torch.optim.SGD(tpu.parameters(), lr=0.5)
+    for _ in range(3):
+        for m, o, a, b in ((cpu, oc, idx, offsets), (ctpu, ot, idx.to(DEV), offsets.to(DEV))):
+            o.zero_grad()
+            loss = m(a, b).square().mean()
+            loss.backward()
+            o.step()
+            m.last = loss.detach()
+        torch.testing.assert_close(ctpu.last.cpu(), cpu.last, rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_draws_fresh_masks_like_eager():
+    """A replay takes new RNG offsets from the generator, as eager does: the
+    same seed gives eager's masks, and no two calls share one."""
+
+    def f(x):
+        return F.dropout(x, p=0.5, training=True) * 2
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.ones(64, device=DEV)
+    torch.manual_seed(7)
+    eager = [f(x).cpu() for _ in range(4)]
+    torch.manual_seed(7)
+    comp = [cf(x).cpu() for _ in range(4)]
+    for a, b in zip(eager, comp):
+        torch.testing.assert_close(a, b)
+    assert not torch.equal(comp[1], comp[2])
+
+
+def test_graph_break_runs_both_graphs():
+    def f(x):
+        y = x.sin() * 2
+        torch._dynamo.graph_break()
+        return (y + 1).cos()
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.randn(6)
+    for _ in range(3):
+        torch.testing.assert_close(cf(x.to(DEV)).cpu(), f(x), rtol=1e-5, atol=1e-6)
+
+
+def test_cpu_scalar_inputs_are_host_values_not_constants():
+    """CPU 0-dim tensors (an input, and values the graph computes from it on
+    the CPU) change between calls: each replay takes this call's values."""
+
+    def f(x, s):
+        t = s * 2 + 1  # computed on the CPU (the graph's host part)
+        return x * s + t
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.randn(4)
+    n0 = n_graphs()
+    for v in (2.0, 3.0, -1.5, 0.25):
+        s = torch.tensor(v)
+        torch.testing.assert_close(cf(x.to(DEV), s).cpu(), f(x, s))
+    gs = graphs_since(n0)
+    assert len(gs) == 1 and gs[0]["refused"] is None and gs[0]["replays"] == 3, gs
+
+
+def test_outputs_alias_like_eager():
+    def f(x):
+        y = x * 2
+        return y, y.t(), x.view(-1)
+
+    cf = torch.compile(f, backend="tpu")
+    for _ in range(3):
+        x = torch.randn(3, 4, device=DEV)
+        y, yt, xv = cf(x)
+        torch.testing.assert_close(y.cpu(), x.cpu() * 2)
+        torch.testing.assert_close(yt.cpu(), (x.cpu() * 2).t())
+        assert yt.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+        assert xv.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        y.add_(1)  # a write through one view shows through the other
+        torch.testing.assert_close(yt.cpu(), (x.cpu() * 2 + 1).t())
+
+
+def test_input_mutation_in_place():
+    def f(x, buf):
+        buf.mul_(0.5).add_(x)
+        return buf.sum()
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.randn(5)
+    bc, bd = torch.zeros(5), torch.zeros(5, device=DEV)
+    with torch.no_grad():
+        for _ in range(4):
+            torch.testing.assert_close(cf(x.to(DEV), bd).cpu(), f(x, bc))
+            torch.testing.assert_close(bd.cpu(), bc)
+
+
+def test_new_input_layout_records_again():
+    def f(x):
+        return x.exp() + x
+
+    cf = torch.compile(f, backend="tpu", dynamic=False)
+    base = torch.randn(4, 6)
+    d = base.to(DEV)
+    torch.testing.assert_close(cf(d).cpu(), f(base))
+    torch.testing.assert_close(cf(d).cpu(), f(base))
+    big = torch.randn(8, 6)  # same shape, a view at an offset of a larger storage
+    dv = big.to(DEV)[4:]
+    torch.testing.assert_close(cf(dv).cpu(), f(big[4:]))
+
+
+def test_compiled_optimizer_step_matches_eager():
+    torch.manual_seed(0)
+    cpu = nn.Linear(6, 3)
+    tpu = copy.deepcopy(cpu).to(DEV)
+    oc = torch.optim.AdamW(cpu.parameters(), lr=1e-2)
+    ot = torch.optim.AdamW(tpu.parameters(), lr=1e-2)
+    step = torch.compile(ot.step, backend="tpu")
+    x = torch.randn(4, 6)
+    n0 = n_graphs()
+    for _ in range(6):
+        cpu(x).square().sum().backward()
+        tpu(x.to(DEV)).square().sum().backward()
+        oc.step()
+        step()
+        oc.zero_grad(), ot.zero_grad()
+    for p, q in zip(tpu.parameters(), cpu.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
+    # the step counts stay on the CPU and advance as eager's
+    for sc, st in zip(oc.state.values(), ot.state.values()):
+        assert st["step"].device.type == "cpu" and torch.equal(st["step"], sc["step"])
+        torch.testing.assert_close(st["exp_avg_sq"].cpu(), sc["exp_avg_sq"], rtol=1e-5, atol=1e-7)
+    gs = [g for g in graphs_since(n0) if g["kind"] == "inference"]
+    assert gs and all(g["refused"] is None for g in gs), gs
+    assert sum(g["replays"] for g in gs) >= 3
+
+
+def test_program_dropped_from_cache_is_recorded_again():
+    def f(x):
+        return (x * 3).tanh()
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.randn(7)
+    torch.testing.assert_close(cf(x.to(DEV)).cpu(), f(x))
+    torch.tpu._clear_cache()
+    torch.testing.assert_close(cf(x.to(DEV)).cpu(), f(x))
+    torch.testing.assert_close(cf(x.to(DEV)).cpu(), f(x))
+
+
+# An op with no lowering (CPU and Meta kernels only), as in test_modes_and_errors.
+_lib = torch.library.Library("tt_test_compile", "DEF")
+_lib.define("missing(Tensor self) -> Tensor")
+_lib.impl("missing", lambda a: torch.atan(a) * 2, "CPU")
+_lib.impl("missing", lambda a: torch.empty_like(a), "Meta")
+
+
+def test_error_names_the_op_and_fx_node():
+    def f(x):
+        return torch.ops.tt_test_compile.missing(x.sin()) + 1
+
+    cf = torch.compile(f, backend="tpu")
+    with pytest.raises(Exception) as ei:
+        cf(torch.randn(4, device=DEV))
+    msg = str(ei.value)
+    assert "tt_test_compile::missing" in msg and "is not supported on the tpu device" in msg
+    assert "FX node" in msg and "missing" in msg
+
+
+def test_cpu_fallback_inside_a_graph_is_not_captured():
+    def f(x):
+        return torch.ops.tt_test_compile.missing(x.sin()) + 1
+
+    cf = torch.compile(f, backend="tpu")
+    n0 = n_graphs()
+    torch_tpu.cpu_fallback(True)
+    try:
+        for _ in range(3):
+            x = torch.randn(4)
+            torch.testing.assert_close(cf(x.to(DEV)).cpu(), f(x))
+    finally:
+        torch_tpu.cpu_fallback(False)
+    gs = graphs_since(n0)
+    assert gs and all(g["refused"] and g["replays"] == 0 for g in gs), gs

@@ -1,0 +1,249 @@
+"""torch.compile(model, backend="tpu") (DESIGN §8).
+
+Dynamo captures the graph; AOTAutograd turns it into functional ATen graphs
+(forward, backward, inference). Each graph becomes one program through the
+same machinery as Fused Eager: its ATen ops run through the device's kernels
+in Fused mode, with cuts off, and run as one program (the lowerings are the
+eager ones, so the two paths cannot drift apart). That first run is also a
+*capture* (csrc/core/runtime/capture.c): the program, its inputs and outputs
+by role. Later calls whose inputs are laid out as the captured ones replay
+the program directly: one Execute, no op-by-op host work. A graph the core
+cannot replay exactly (a host read inside it, an op without a lowering run
+on the CPU, ...) is recorded again on every call, which is still one program
+per call wherever Fused Eager makes one.
+
+A graph's host part (nodes computed on the CPU: an optimizer's step counts
+and bias corrections when its state lives on the CPU) runs in Python before
+each replay; the CPU 0-dim values its device ops take reach the program as
+host values, and its writes into CPU inputs (the graph's `copy_`s) are made
+once the program is replayed.
+"""
+import torch
+import torch.fx
+
+from . import _C
+
+_BACKEND = "tpu"
+
+
+class _NodeError(RuntimeError):
+    pass
+
+
+class _Interpreter(torch.fx.Interpreter):
+    """Runs the graph's nodes, naming the FX node an op fails in, and keeps
+    the values of `keep` nodes (alive, so that their identities stay theirs)."""
+
+    def __init__(self, gm, keep):
+        super().__init__(gm)
+        self.keep, self.kept = keep, {}
+
+    def run_node(self, n):
+        try:
+            v = super().run_node(n)
+        except _NodeError:
+            raise
+        except Exception as e:
+            msg = f"{type(e).__name__}: {e}\n(in FX node {n.name!r}: {n.format_node()})"
+            raise _NodeError(msg) from e
+        if n in self.keep:
+            self.kept[n] = v
+        return v
+
+
+def _cpu_tensor(v):
+    return isinstance(v, torch.Tensor) and v.device.type == "cpu"
+
+
+def _cpu_value(v):
+    if isinstance(v, (list, tuple)):
+        return len(v) > 0 and all(_cpu_tensor(x) for x in v)
+    return _cpu_tensor(v)
+
+
+class _HostPart:
+    """The graph's nodes computed on the CPU, as a function of the graph's
+    inputs: `values` (the host values, in order) and `writes` (placeholder
+    index, host value index) for the copies into CPU inputs."""
+
+    def __init__(self, gm):
+        host, values, writes, self.ok = set(), [], [], True
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        for n in gm.graph.nodes:
+            v = n.meta.get("val")
+            if n.op == "placeholder":
+                if _cpu_tensor(v):
+                    host.add(n)
+                    values.append(n)
+            elif n.op == "get_attr":
+                if _cpu_tensor(getattr(gm, n.target, None)):
+                    host.add(n)
+                    values.append(n)
+            elif n.op == "call_function" and _cpu_value(v):
+                if not all(a in host for a in n.all_input_nodes):
+                    self.ok = False  # a CPU value made from device values: a host read
+                    continue
+                host.add(n)
+                if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder":
+                    writes.append((placeholders.index(n.args[0]), n.args[1]))
+                elif any(isinstance(u, torch.fx.Node) and u.op == "placeholder" and _aliases(n, u)
+                         for u in n.all_input_nodes):
+                    self.ok = False  # another in-place op on an input
+                elif isinstance(v, torch.Tensor):
+                    values.append(n)
+            elif n.op == "call_function" and n.target is torch.ops.aten.copy_.default and _cpu_tensor(
+                    n.args[0].meta.get("val") if isinstance(n.args[0], torch.fx.Node) else None):
+                self.ok = False  # a device value copied into a CPU tensor: a host read
+        self.nodes, self.values = host, values
+        index = {n: i for i, n in enumerate(values)}
+        self.writes = []
+        for ph, src in writes:
+            if src not in index:
+                values.append(src)
+                index[src] = len(values) - 1
+            self.writes.append((ph, index[src]))
+        self.fn = self._build(gm, placeholders) if self.ok and values else None
+
+    def _build(self, gm, placeholders):
+        g = torch.fx.Graph()
+        env = {}
+        for n in gm.graph.nodes:
+            if n.op == "placeholder":
+                env[n] = g.placeholder(n.name)
+            elif n in self.nodes and not (n.target is torch.ops.aten.copy_.default):
+                env[n] = g.node_copy(n, lambda x: env[x])
+        g.output(tuple(env[n] for n in self.values))
+        return torch.fx.GraphModule(gm, g)
+
+
+def _aliases(node, inp):
+    """Whether `node` writes its input `inp` (an in-place or out= schema)."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None:
+        return False
+    for a, v in zip(schema.arguments, node.args):
+        if v is inp and a.alias_info is not None and a.alias_info.is_write:
+            return True
+    return False
+
+
+def _device_of(args):
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.device.type == "tpu":
+            return a.device.index or 0
+    return _C._current_device()
+
+
+class CompiledGraph:
+    """A boxed callable over real tpu tensors for one AOTAutograd graph."""
+
+    def __init__(self, gm, kind):
+        self._boxed_call = True  # an instance attribute: wrappers copy __dict__
+        self.gm = gm
+        self.kind = kind
+        self.host = _HostPart(gm)
+        self.capture = None
+        self.refused = None  # why the last recording could not be captured
+        self.recordings = 0
+        self.replays = 0
+
+    def __call__(self, args):
+        cap = self.capture
+        if cap is not None:
+            host = self.host
+            if host.fn is None:
+                out = _C._replay(cap, args, ())
+            elif _C._replay_ready(cap, args):
+                values = host.fn(*args)
+                out = _C._replay(cap, args, values)
+                if out is None:  # the program was dropped meanwhile: record again
+                    raise RuntimeError("torch_tpu: a compiled graph's program was dropped while it ran")
+                for ph, k in host.writes:
+                    args[ph].copy_(values[k])
+            else:
+                out = None
+            if out is not None:
+                self.replays += 1
+                args.clear()
+                return out
+        return self._record(args)
+
+    def _record(self, args):
+        device = _device_of(args)
+        host = self.host
+        old, seed, offset = _C._capture_begin(device)
+        try:
+            with torch.no_grad():
+                interp = _Interpreter(self.gm, host.nodes)
+                out = interp.run(*args)
+        except BaseException:
+            _C._capture_abort(old)
+            raise
+        if not isinstance(out, (list, tuple)):
+            out = (out,)
+        if not host.ok:
+            values, why = (), "the graph reads a device value on the host"
+        else:
+            values, why = [interp.kept[n] for n in host.values], None
+        res = _C._capture_end(args, out, values, device, seed, offset, old)
+        self.recordings += 1
+        if why is None and not isinstance(res, str):
+            self.capture, self.refused = res, None
+        else:
+            self.capture, self.refused = None, why or res
+        args.clear()
+        return list(out)
+
+
+_graphs = []  # the compiled graphs of this process, newest last (for tests and stats)
+
+
+def _compiler(kind):
+    def compile_graph(gm, example_inputs):
+        g = CompiledGraph(gm, kind)
+        _graphs.append(g)
+        if len(_graphs) > 256:
+            del _graphs[0]
+        return g
+
+    return compile_graph
+
+
+def _make_backend():
+    from torch._dynamo.backends.common import aot_autograd
+
+    return aot_autograd(
+        fw_compiler=_compiler("forward"),
+        bw_compiler=_compiler("backward"),
+        inference_compiler=_compiler("inference"),
+        keep_inference_input_mutations=True,
+    )
+
+
+_aot = None
+
+
+def backend(gm, example_inputs, **kwargs):
+    """The `tpu` backend for torch.compile (also the `torch_dynamo_backends`
+    entry point)."""
+    global _aot
+    if _aot is None:
+        _aot = _make_backend()
+    return _aot(gm, example_inputs, **kwargs)
+
+
+def install():
+    from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
+
+    if _BACKEND not in _COMPILER_FNS:
+        register_backend(backend, name=_BACKEND)
+
+
+def compiled_graphs():
+    """The graphs compiled in this process (newest last): kind, how often they
+    were recorded and replayed, and why the last recording could not be
+    captured (None if it was)."""
+    return [
+        {"kind": g.kind, "recordings": g.recordings, "replays": g.replays, "refused": g.refused}
+        for g in _graphs
+    ]
