@@ -241,6 +241,102 @@ def test_new_input_layout_records_again():
     torch.testing.assert_close(cf(dv).cpu(), f(big[4:]))
 
 
+def test_dynamic_sizes_one_capture_per_size():
+    """dynamic=True: sizes are inputs of the graph; each size is recorded once,
+    then replayed (no bucketing yet: one program per size)."""
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 16)
+            self.lin = nn.Linear(16, 16)
+
+        def forward(self, ids):
+            x = self.emb(ids)
+            return F.gelu(self.lin(x)).softmax(-1) + x.mean(1, keepdim=True)
+
+    torch.manual_seed(0)
+    cpu = M()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    cm = torch.compile(tpu, backend="tpu", dynamic=True)
+    n0 = n_graphs()
+    lengths = (5, 7, 9, 5, 7, 9, 9)
+    g = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for L in lengths:
+            ids = torch.randint(0, 50, (2, L), generator=g)
+            torch.testing.assert_close(cm(ids.to(DEV)).cpu(), cpu(ids), rtol=1e-5, atol=1e-6)
+    gs = graphs_since(n0)
+    assert len(gs) == 1, gs  # one graph for every length
+    assert gs[0]["recordings"] == 3 and gs[0]["replays"] == 4 and gs[0]["captures"] == 3, gs
+
+
+class _RowWise(nn.Module):
+    """Per-position layers over a dynamic sequence (no mixing across it)."""
+
+    def __init__(self, pool=False):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.ln = nn.LayerNorm(16)
+        self.l1 = nn.Linear(16, 32)
+        self.l2 = nn.Linear(32, 16)
+        self.pool = pool
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        h = (self.l2(F.gelu(self.l1(self.ln(x)))) + x).softmax(-1)
+        h = h * torch.arange(ids.shape[1], device=ids.device)[:, None]
+        return h.mean(1) if self.pool else h
+
+
+def _programs():
+    s = torch.tpu._get_cache_stats()
+    return s["misses"] + s["disk_hits"]  # programs that were not in memory
+
+
+def test_dynamic_lengths_run_in_buckets():
+    """An inference loop over 14 lengths compiles one program per bucket
+    (4, 8, 16), with the results of each length."""
+    torch.manual_seed(0)
+    cpu = _RowWise()
+    cm = torch.compile(copy.deepcopy(cpu).to(DEV), backend="tpu", dynamic=True)
+    g = torch.Generator().manual_seed(5)
+    n0 = n_graphs()
+    with torch.no_grad():
+        ids = torch.randint(0, 50, (2, 16), generator=g)
+        cm(ids.to(DEV))  # compiles the graph and the 16 bucket
+        torch.tpu.synchronize()
+        p0 = _programs()
+        for L in list(range(3, 17)) + [5, 11]:
+            ids = torch.randint(0, 50, (2, L), generator=g)
+            out = cm(ids.to(DEV))
+            assert out.shape == (2, L, 16)
+            torch.testing.assert_close(out.cpu(), cpu(ids), rtol=1e-5, atol=1e-5)
+        torch.tpu.synchronize()
+        new = _programs() - p0
+    gs = graphs_since(n0)
+    assert len(gs) == 1 and gs[0]["bucketed"] is True, gs
+    assert gs[0]["captures"] == 3 and gs[0]["recordings"] == 3, gs  # buckets 4, 8, 16
+    assert new <= 2, new  # the 4 and 8 buckets' programs
+
+
+def test_dynamic_lengths_not_bucketed_when_it_is_not_exact():
+    """A mean over the dynamic dim would count padded positions: no bucketing,
+    one program per length, CPU's results."""
+    torch.manual_seed(0)
+    cpu = _RowWise(pool=True)
+    cm = torch.compile(copy.deepcopy(cpu).to(DEV), backend="tpu", dynamic=True)
+    n0 = n_graphs()
+    g = torch.Generator().manual_seed(6)
+    with torch.no_grad():
+        for L in (3, 5, 6, 3):
+            ids = torch.randint(0, 50, (2, L), generator=g)
+            torch.testing.assert_close(cm(ids.to(DEV)).cpu(), cpu(ids), rtol=1e-5, atol=1e-5)
+    gs = graphs_since(n0)
+    assert len(gs) == 1 and "reduces over a dynamic dim" in gs[0]["bucketed"], gs
+    assert gs[0]["captures"] == 3 and gs[0]["replays"] == 1, gs
+
+
 def test_compiled_optimizer_step_matches_eager():
     torch.manual_seed(0)
     cpu = nn.Linear(6, 3)

@@ -21,9 +21,10 @@ once the program is replayed.
 import torch
 import torch.fx
 
-from . import _C
+from . import _C, _buckets
 
 _BACKEND = "tpu"
+_MAX_CAPTURES = 64  # per graph (one per set of dynamic sizes)
 
 
 class _NodeError(RuntimeError):
@@ -142,13 +143,29 @@ class CompiledGraph:
         self.gm = gm
         self.kind = kind
         self.host = _HostPart(gm)
-        self.capture = None
+        # dynamic sizes (ints among the inputs): one capture per set of values
+        self.int_pos = [i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
+                        if isinstance(n.meta.get("val"), (int, torch.SymInt))]
+        self.captures = {}
+        # inference graphs with dynamic sizes: run each size in its bucket (_buckets.py)
+        self.bucket = _buckets.plan(gm) if self.int_pos and kind == "inference" else "not an inference graph" \
+            if self.int_pos else None
         self.refused = None  # why the last recording could not be captured
         self.recordings = 0
         self.replays = 0
 
+    def _key(self, args):
+        return tuple(args[i] for i in self.int_pos) if self.int_pos else None
+
     def __call__(self, args):
-        cap = self.capture
+        if isinstance(self.bucket, _buckets.Plan):
+            padded, sizes = self.bucket.pad(args)
+            args.clear()
+            return self.bucket.narrow(self._run(padded), sizes)
+        return self._run(args)
+
+    def _run(self, args):
+        cap = self.captures.get(self._key(args))
         if cap is not None:
             host = self.host
             if host.fn is None:
@@ -185,12 +202,16 @@ class CompiledGraph:
             values, why = (), "the graph reads a device value on the host"
         else:
             values, why = [interp.kept[n] for n in host.values], None
+        key = self._key(args)
         res = _C._capture_end(args, out, values, device, seed, offset, old)
         self.recordings += 1
         if why is None and not isinstance(res, str):
-            self.capture, self.refused = res, None
+            if len(self.captures) >= _MAX_CAPTURES:
+                self.captures.pop(next(iter(self.captures)))
+            self.captures[key], self.refused = res, None
         else:
-            self.capture, self.refused = None, why or res
+            self.captures.pop(key, None)
+            self.refused = why or res
         args.clear()
         return list(out)
 
@@ -241,9 +262,13 @@ def install():
 
 def compiled_graphs():
     """The graphs compiled in this process (newest last): kind, how often they
-    were recorded and replayed, and why the last recording could not be
-    captured (None if it was)."""
+    were recorded and replayed, how many captures they keep (one per set of
+    dynamic sizes, or of buckets), why the last recording could not be
+    captured (None if it was), and whether dynamic sizes are bucketed (True,
+    why not, or None without dynamic sizes)."""
     return [
-        {"kind": g.kind, "recordings": g.recordings, "replays": g.replays, "refused": g.refused}
+        {"kind": g.kind, "recordings": g.recordings, "replays": g.replays, "captures": len(g.captures),
+         "refused": g.refused,
+         "bucketed": True if isinstance(g.bucket, _buckets.Plan) else g.bucket}
         for g in _graphs
     ]

@@ -23,6 +23,8 @@ const c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
 
 // What a replay's input must match: its layout when captured.
 struct InMeta {
+  bool is_int;  // an int (a dynamic size): its value must match
+  int64_t value;
   bool host;  // a CPU tensor: only its dtype and sizes must match
   at::ScalarType dtype;
   c10::DeviceIndex device;
@@ -60,12 +62,20 @@ tt_storage_t* storage_of(const at::Tensor& t) {
 
 uint64_t host_id(const at::Tensor& t) { return (uint64_t)(uintptr_t)t.unsafeGetTensorImpl(); }
 
-// The tensors of `args`: tpu tensors, and CPU tensors (host values); nullopt
-// when one is neither.
-std::optional<std::vector<at::Tensor>> arg_tensors(const py::sequence& args) {
+// The tensors of `args`: tpu tensors, and CPU tensors (host values); an int
+// (a dynamic size, with `ints`) is an undefined tensor, its value in
+// (*ints)[i]. nullopt when an arg is none of these.
+std::optional<std::vector<at::Tensor>> arg_tensors(const py::sequence& args,
+                                                   std::vector<int64_t>* ints = nullptr) {
   std::vector<at::Tensor> ts;
   ts.reserve(args.size());
+  if (ints) ints->assign(args.size(), 0);
   for (auto a : args) {
+    if (ints && py::isinstance<py::int_>(a) && !py::isinstance<py::bool_>(a)) {
+      (*ints)[ts.size()] = a.cast<int64_t>();
+      ts.emplace_back();
+      continue;
+    }
     if (!THPVariable_Check(a.ptr())) return std::nullopt;
     const at::Tensor& t = THPVariable_Unpack(a.ptr());
     if (!t.has_storage() || !(t.is_privateuseone() || t.is_cpu())) return std::nullopt;
@@ -77,7 +87,8 @@ std::optional<std::vector<at::Tensor>> arg_tensors(const py::sequence& args) {
 // The device storage of each tensor (NULL for CPU ones).
 std::vector<tt_storage_t*> device_storages(const std::vector<at::Tensor>& ts) {
   std::vector<tt_storage_t*> st(ts.size());
-  for (size_t i = 0; i < ts.size(); i++) st[i] = ts[i].is_privateuseone() ? storage_of(ts[i]) : nullptr;
+  for (size_t i = 0; i < ts.size(); i++)
+    st[i] = ts[i].defined() && ts[i].is_privateuseone() ? storage_of(ts[i]) : nullptr;
   return st;
 }
 
@@ -87,16 +98,18 @@ std::vector<int> aliases(const std::vector<at::Tensor>& ts) {
   std::unordered_map<const void*, int> first;
   first.reserve(ts.size() * 2);
   for (size_t i = 0; i < ts.size(); i++)
-    al[i] = first.emplace(ts[i].storage().data(), (int)i).first->second;
+    al[i] = ts[i].defined() ? first.emplace(ts[i].storage().data(), (int)i).first->second : (int)i;
   return al;
 }
 
-InMeta in_meta(const at::Tensor& t, int alias) {
-  return {t.is_cpu(), t.scalar_type(), t.device().index(), t.sizes().vec(), t.strides().vec(),
+InMeta in_meta(const at::Tensor& t, int64_t value, int alias) {
+  if (!t.defined()) return {true, value, false, at::kLong, 0, {}, {}, 0, 0, alias, false, false};
+  return {false, 0, t.is_cpu(), t.scalar_type(), t.device().index(), t.sizes().vec(), t.strides().vec(),
           t.storage_offset(), t.storage().nbytes(), alias, t.is_conj(), t.is_neg()};
 }
 
-bool matches(const InMeta& m, const at::Tensor& t, int alias) {
+bool matches(const InMeta& m, const at::Tensor& t, int64_t value, int alias) {
+  if (m.is_int || !t.defined()) return m.is_int && !t.defined() && m.value == value;
   if (m.host) return t.is_cpu() && m.dtype == t.scalar_type() && t.sizes().equals(m.sizes);
   return t.is_privateuseone() && m.dtype == t.scalar_type() && m.device == t.device().index() &&
          m.alias == alias && m.offset == t.storage_offset() && m.nbytes == t.storage().nbytes() &&
@@ -161,9 +174,10 @@ OutMeta out_meta(py::handle o, const std::vector<at::Tensor>& hosts, const char*
 py::object capture_end(const py::sequence& args, const py::sequence& outputs, const py::sequence& host_values,
                        int device, uint64_t seed, uint64_t offset, int old_mode) {
   tt_runtime_set_thread_mode(old_mode);
-  auto ins = arg_tensors(args);
+  std::vector<int64_t> ints;
+  auto ins = arg_tensors(args, &ints);
   auto hosts = arg_tensors(host_values);
-  const char* why = !ins ? "an input of the graph is not a tensor" : !hosts ? "a host value is not a tensor" : nullptr;
+  const char* why = !ins ? "an input of the graph is not a tensor or an int" : !hosts ? "a host value is not a tensor" : nullptr;
   std::vector<tt_storage_t*> in_st = ins ? device_storages(*ins) : std::vector<tt_storage_t*>();
   std::vector<at::Tensor> host_ts = hosts ? *hosts : std::vector<at::Tensor>();
   std::vector<uint64_t> host_ids;
@@ -195,7 +209,7 @@ py::object capture_end(const py::sequence& args, const py::sequence& outputs, co
   if (!why) why = core_why;
   if (why) return py::str(why);
   auto al = aliases(*ins);
-  for (size_t i = 0; i < ins->size(); i++) c->ins.push_back(in_meta((*ins)[i], al[i]));
+  for (size_t i = 0; i < ins->size(); i++) c->ins.push_back(in_meta((*ins)[i], ints[i], al[i]));
   for (size_t i = 0; i < c->outs.size(); i++)
     if (out_st[i]) c->outs[i].slot = tt_capture_output_slot(cap, (int)i);
   c->nhost = host_ts.size();
@@ -221,19 +235,22 @@ std::vector<c10::Storage> new_storages(const Capture& c) {
   return news;
 }
 
-// Whether args are laid out as the captured inputs.
-bool layout_matches(const Capture& c, const std::optional<std::vector<at::Tensor>>& ts) {
+// Whether args (tensors, ints) are laid out as the captured inputs.
+bool layout_matches(const Capture& c, const std::optional<std::vector<at::Tensor>>& ts,
+                    const std::vector<int64_t>& ints) {
   if (!ts || ts->size() != c.ins.size()) return false;
   auto al = aliases(*ts);
   for (size_t i = 0; i < ts->size(); i++)
-    if (!matches(c.ins[i], (*ts)[i], al[i])) return false;
+    if (!matches(c.ins[i], (*ts)[i], ints[i], al[i])) return false;
   return true;
 }
 
 // _replay_ready(capture, args): a replay on args would run (before a host
 // part with side effects runs for it).
 bool replay_ready(Capture& c, const py::sequence& args) {
-  return layout_matches(c, arg_tensors(args)) && tt_capture_ready(runtime(), c.cap);
+  std::vector<int64_t> ints;
+  auto ts = arg_tensors(args, &ints);
+  return layout_matches(c, ts, ints) && tt_capture_ready(runtime(), c.cap);
 }
 
 // _replay(capture, args, host_values) -> list of outputs, or None when the
@@ -241,9 +258,10 @@ bool replay_ready(Capture& c, const py::sequence& args) {
 // record again.
 py::object replay(Capture& c, const py::sequence& args, const py::sequence& host_values) {
   if (host_values.size() != c.nhost) return py::none();
-  auto ts = arg_tensors(args);
+  std::vector<int64_t> ints;
+  auto ts = arg_tensors(args, &ints);
   auto hosts = arg_tensors(host_values);
-  if (!hosts || !layout_matches(c, ts)) return py::none();
+  if (!hosts || !layout_matches(c, ts, ints)) return py::none();
   std::vector<tt_storage_t*> in_st = device_storages(*ts);
   std::vector<const void*> host_vals(hosts->size());
   for (size_t k = 0; k < hosts->size(); k++) {
