@@ -409,3 +409,24 @@ def test_cpu_fallback_inside_a_graph_is_not_captured():
         torch_tpu.cpu_fallback(False)
     gs = graphs_since(n0)
     assert gs and all(g["refused"] and g["replays"] == 0 for g in gs), gs
+
+
+def test_dump_dir_holds_the_compiled_graph(tmp_path):
+    """TORCH_TPU_DUMP_DIR: a compiled graph's program is dumped (by its name)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import torch, torch_tpu\n"
+            "f = torch.compile(lambda x: (x * 2).sin().sum(), backend='tpu')\n"
+            "x = torch.arange(8.0, device='tpu')\n"
+            "print([round(f(x).item(), 4) for _ in range(3)])\n")
+    env = dict(os.environ, TORCH_TPU_DUMP_DIR=str(tmp_path / "dump"), TORCH_TPU_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    want = round(torch.arange(8.0).mul(2).sin().sum().item(), 4)
+    assert p.stdout.strip() == str([want] * 3)
+    dumped = [f for f in os.listdir(tmp_path / "dump") if "compiled_graph" in f]
+    assert len(dumped) == 1, os.listdir(tmp_path / "dump")
+    text = (tmp_path / "dump" / dumped[0]).read_text()
+    assert "stablehlo.sine" in text or "sine" in text

@@ -615,6 +615,7 @@ static void release_plan(plan_t* p) {
 }
 
 static const char* plan_name(const plan_t* p) {
+  if (p->fused && p->rt->capture_note) return "compiled graph"; /* a capture's program (capture.c) */
   return p->ncalls == 1 ? p->calls[0]->op->name : "fused program";
 }
 
