@@ -67,7 +67,7 @@ class _HostPart:
     inputs: `values` (the host values, in order) and `writes` (placeholder
     index, host value index) for the copies into CPU inputs."""
 
-    def __init__(self, gm):
+    def __init__(self, gm, device_nodes=frozenset()):
         host, values, writes, self.ok = set(), [], [], True
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         for n in gm.graph.nodes:
@@ -80,7 +80,7 @@ class _HostPart:
                 if _cpu_tensor(getattr(gm, n.target, None)):
                     host.add(n)
                     values.append(n)
-            elif n.op == "call_function" and _cpu_value(v):
+            elif n.op == "call_function" and _cpu_value(v) and n not in device_nodes:
                 if not all(a in host for a in n.all_input_nodes):
                     self.ok = False  # a CPU value made from device values: a host read
                     continue
@@ -117,6 +117,62 @@ class _HostPart:
         return torch.fx.GraphModule(gm, g)
 
 
+def _scalar_math_to_device(gm, device):
+    """A copy of gm whose CPU nodes that only feed device ops run on the device
+    (an optimizer's bias corrections from its CPU step counts): their CPU
+    inputs are uploaded by an op the program takes them in (a multiplication
+    by 1, exact), so that only what the graph writes back into CPU inputs (the
+    step counts) is computed on the CPU before each replay. Returns (the copy,
+    the moved and added nodes), or None when there is nothing to move."""
+    part = _HostPart(gm)
+    if not part.ok or not part.writes:
+        return None
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    sources = [n.args[1] for n in gm.graph.nodes
+               if n.op == "call_function" and n.target is torch.ops.aten.copy_.default and n in part.nodes]
+    needed, stack = set(), list(sources)
+    while stack:  # what the writes need
+        n = stack.pop()
+        if n in needed or n not in part.nodes:
+            continue
+        needed.add(n)
+        stack.extend(n.all_input_nodes)
+    feed = {n for n in part.nodes if n.op == "call_function" and n not in needed
+            and n.target is not torch.ops.aten.copy_.default}
+    if not feed:
+        return None
+    g = torch.fx.Graph()
+    env, moved, uploads, ones = {}, set(), {}, {}
+    first = None
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            env[n] = g.placeholder(n.name)
+            env[n].meta = dict(n.meta)
+            continue
+        if first is None:
+            first = n
+
+        def arg(a, n=n):
+            if n in feed and a in part.nodes and a not in feed:
+                if a not in uploads:  # a CPU value a moved node takes: uploaded by the program
+                    dt = a.meta["val"].dtype
+                    if dt not in ones:
+                        ones[dt] = g.call_function(torch.ops.aten.full.default, ([], 1),
+                                                   {"dtype": dt, "device": device})
+                        moved.add(ones[dt])
+                    uploads[a] = g.call_function(torch.ops.aten.mul.Tensor, (ones[dt], env[a]))
+                    moved.add(uploads[a])
+                return uploads[a]
+            return env[a]
+
+        env[n] = g.node_copy(n, arg)
+        env[n].meta = dict(n.meta)
+        if n in feed:
+            moved.add(env[n])
+    del placeholders, first
+    return torch.fx.GraphModule(gm, g), frozenset(moved)
+
+
 def _aliases(node, inp):
     """Whether `node` writes its input `inp` (an in-place or out= schema)."""
     schema = getattr(node.target, "_schema", None)
@@ -126,6 +182,14 @@ def _aliases(node, inp):
         if v is inp and a.alias_info is not None and a.alias_info.is_write:
             return True
     return False
+
+
+def _graph_device(gm):
+    for n in gm.graph.nodes:
+        v = n.meta.get("val")
+        if n.op == "placeholder" and isinstance(v, torch.Tensor) and v.device.type == "tpu":
+            return v.device
+    return torch.device("tpu", _C._current_device())
 
 
 def _device_of(args):
@@ -140,9 +204,12 @@ class CompiledGraph:
 
     def __init__(self, gm, kind):
         self._boxed_call = True  # an instance attribute: wrappers copy __dict__
-        self.gm = gm
+        self.gm = self.original = gm
         self.kind = kind
-        self.host = _HostPart(gm)
+        moved = _scalar_math_to_device(gm, _graph_device(gm))
+        if moved is not None:
+            self.gm = moved[0]
+        self.host = _HostPart(self.gm, moved[1] if moved else frozenset())
         # dynamic sizes (ints among the inputs): one capture per set of values
         self.int_pos = [i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
                         if isinstance(n.meta.get("val"), (int, torch.SymInt))]
@@ -195,7 +262,11 @@ class CompiledGraph:
                 out = interp.run(*args)
         except BaseException:
             _C._capture_abort(old)
-            raise
+            if self.gm is self.original:
+                raise
+            # the scalar math moved to the device did not run there: as it was
+            self.gm, self.host = self.original, _HostPart(self.original)
+            return self._record(args)
         if not isinstance(out, (list, tuple)):
             out = (out,)
         if not host.ok:
