@@ -14,11 +14,7 @@ from test_models_more import MODELS, _data
 DEV = "tpu"
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def graphs_since(n0):
@@ -387,7 +383,7 @@ def test_error_names_the_op_and_fx_node():
         return torch.ops.tt_test_compile.missing(x.sin()) + 1
 
     cf = torch.compile(f, backend="tpu")
-    with pytest.raises(Exception) as ei:
+    with pytest.raises(NotImplementedError) as ei:  # eager's error type
         cf(torch.randn(4, device=DEV))
     msg = str(ei.value)
     assert "tt_test_compile::missing" in msg and "is not supported on the tpu device" in msg

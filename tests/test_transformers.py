@@ -6,10 +6,10 @@ import copy
 import pytest
 import torch
 
+import transformers  # in requirements.txt: a missing install fails, it does not skip
+
 import torch_tpu  # noqa: F401
 from torch_tpu import _compile
-
-transformers = pytest.importorskip("transformers")
 
 DEV = "tpu"
 
@@ -31,11 +31,7 @@ def gpt2():
 MODELS = {"llama": llama, "gpt2": gpt2}
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def both(name):

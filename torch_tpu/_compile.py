@@ -27,10 +27,6 @@ _BACKEND = "tpu"
 _MAX_CAPTURES = 64  # per graph (one per set of dynamic sizes)
 
 
-class _NodeError(RuntimeError):
-    pass
-
-
 class _Interpreter(torch.fx.Interpreter):
     """Runs the graph's nodes, naming the FX node an op fails in, and keeps
     the values of `keep` nodes (alive, so that their identities stay theirs)."""
@@ -42,14 +38,25 @@ class _Interpreter(torch.fx.Interpreter):
     def run_node(self, n):
         try:
             v = super().run_node(n)
-        except _NodeError:
-            raise
         except Exception as e:
-            msg = f"{type(e).__name__}: {e}\n(in FX node {n.name!r}: {n.format_node()})"
-            raise _NodeError(msg) from e
+            if getattr(e, "_tt_fx_node", False):
+                raise
+            raise _naming_node(e, n) from e
         if n in self.keep:
             self.kept[n] = v
         return v
+
+
+def _naming_node(e, n):
+    """e again (its type, so that callers' except clauses still match), with
+    the FX node it came from in its message."""
+    msg = f"{e}\n(in FX node {n.name!r}: {n.format_node()})"
+    try:
+        new = type(e)(msg)
+    except Exception:
+        new = RuntimeError(f"{type(e).__name__}: {msg}")
+    new._tt_fx_node = True
+    return new
 
 
 def _cpu_tensor(v):
@@ -260,9 +267,9 @@ class CompiledGraph:
             with torch.no_grad():
                 interp = _Interpreter(self.gm, host.nodes)
                 out = interp.run(*args)
-        except BaseException:
+        except BaseException as e:
             _C._capture_abort(old)
-            if self.gm is self.original:
+            if self.gm is self.original or not isinstance(e, Exception):
                 raise
             # the scalar math moved to the device did not run there: as it was
             self.gm, self.host = self.original, _HostPart(self.original)
