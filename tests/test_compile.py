@@ -333,6 +333,28 @@ def test_dynamic_lengths_not_bucketed_when_it_is_not_exact():
     assert gs[0]["captures"] == 3 and gs[0]["replays"] == 1, gs
 
 
+def test_dynamic_lengths_not_bucketed_when_the_graph_writes_an_input():
+    """A write into a padded input would land in its padded copy: no bucketing,
+    and the caller's tensor gets the write."""
+
+    def f(x, buf):
+        buf.add_(x)
+        return (x * 2).sum(1)
+
+    cf = torch.compile(f, backend="tpu")
+    n0 = n_graphs()
+    with torch.no_grad():
+        for L in (3, 5, 6):
+            x = torch.randn(L, 4)
+            bc, bd, xd = torch.ones(L, 4), torch.ones(L, 4, device=DEV), x.to(DEV)
+            torch._dynamo.mark_dynamic(xd, 0)
+            torch._dynamo.mark_dynamic(bd, 0)
+            torch.testing.assert_close(cf(xd, bd).cpu(), f(x, bc))
+            torch.testing.assert_close(bd.cpu(), bc)
+    gs = graphs_since(n0)
+    assert len(gs) == 1 and "writes in place" in gs[0]["bucketed"], gs
+
+
 def test_compiled_optimizer_step_matches_eager():
     torch.manual_seed(0)
     cpu = nn.Linear(6, 3)

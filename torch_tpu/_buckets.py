@@ -199,6 +199,9 @@ def _follow(n, state, syms):
         return None
     if n.op != "call_function":
         return "not an op"
+    schema = getattr(t, "_schema", None)
+    if schema is not None and schema.is_mutable:
+        return "writes in place (an input's write would go to its padded copy)"
     if isinstance(v, (torch.SymInt, int)) and not isinstance(v, bool):
         return None if t in _SIZE_MATH or t is aten.sym_size.int else "a size from a tensor"
     if t is operator.getitem:
