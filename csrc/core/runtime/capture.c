@@ -174,7 +174,7 @@ tt_status_t tt_capture_end(tt_runtime_t* rt, tt_storage_t* const* inputs, int ni
     else if (rt->fused_flushes != flushes1 && !c->has_program) *why = "the graph ran as more than one program";
     else if (c->oom) *why = "out of host memory";
   }
-  for (int r = 0; r < c->nrng && !*why && !st; r++)
+  for (int r = 0; c && r < c->nrng && !*why && !st; r++)
     if (c->rng[2 * r] != rng_seed || c->rng[2 * r + 1] - rng_begin >= rng_end - rng_begin)
       *why = "a random op of the graph used a generator other than the device's default";
   if (!st && !*why) {
@@ -209,8 +209,7 @@ static tt_status_t fail_results(const tt_capture_t* c, tt_storage_t* const* inpu
   return NULL;
 }
 
-/* rt->mu held */
-/* The packed scalars of group g, with this replay's host values. */
+/* The packed scalars of group g, with this replay's host values (rt->mu held). */
 static tt_status_t group_buffer(tt_runtime_t* rt, const tt_capture_t* c, int g, const void* const* host_vals,
                                 tt_pjrt_buffer_t** out, bool* owned) {
   const unsigned char* bytes = c->group_bytes[g];
@@ -234,6 +233,7 @@ static tt_status_t group_buffer(tt_runtime_t* rt, const tt_capture_t* c, int g, 
   return st;
 }
 
+/* rt->mu held */
 static tt_status_t replay_locked(tt_runtime_t* rt, const tt_capture_t* c, tt_storage_t* const* inputs,
                                  tt_storage_t* const* news, const void* const* host_vals, uint64_t rng_seed,
                                  uint64_t rng_delta, bool* stale) {
