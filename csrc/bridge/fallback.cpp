@@ -183,7 +183,12 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     const auto* ai = schema.arguments()[i].alias_info();
     if (ai && ai->isWrite()) r.mut[i] = tmetas(meta_args[i]);
   }
-  for (const auto& v : meta) r.rets.emplace_back(v.isTensorList(), tmetas(v));
+  for (const auto& v : meta) {
+    r.rets.emplace_back(v.isTensorList(), tmetas(v));
+    // e.g. the max_q / max_k of _scaled_dot_product_fused_attention_overrideable
+    bool value = v.isInt() || v.isSymInt() || v.isDouble() || v.isBool();
+    r.values.push_back(value ? v : c10::IValue());
+  }
   return r;
 }
 
@@ -613,6 +618,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     c10::ArrayRef<at::Tensor> ts(outs.data() + first, outs.size() - first);
     if (is_list) new_returns.emplace_back(c10::List<at::Tensor>(ts));
     else if (ts.size() == 1) new_returns.emplace_back(ts[0]);
+    else if (r < mr.values.size()) new_returns.emplace_back(mr.values[r]);
     else new_returns.emplace_back();
   }
   for (size_t i = 0; i < nargs; i++) {

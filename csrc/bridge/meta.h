@@ -23,6 +23,7 @@ struct TMeta {
 struct MetaResult {
   std::vector<std::vector<TMeta>> mut;                     // per argument (mutated ones)
   std::vector<std::pair<bool, std::vector<TMeta>>> rets;   // per return: (is list, tensors)
+  std::vector<c10::IValue> values;  // per return: an int / float / bool return's value, else None
 };
 
 // Ops whose meta kernel is missing or wrong for CPU's results (meta_rules.cpp).

@@ -40,7 +40,8 @@
   X(nn_more_loss)            \
   X(nn_more_pool)            \
   X(nn_more_aa)              \
-  X(nn_more_ctc)
+  X(nn_more_ctc)              \
+  X(attention)
 
 #define TT_DECLARE_FAMILY(name)                   \
   extern const tt_lower_entry_t tt_lower_##name[]; \

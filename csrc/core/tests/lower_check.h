@@ -121,7 +121,7 @@ static inline th_arg_t lc_rng(const uint64_t* state) {
 
 /* ---- running --------------------------------------------------------------------- */
 
-#define LC_MAXOUT 4
+#define LC_MAXOUT 8
 typedef struct lc_result {
   void* out[LC_MAXOUT];
   int nout;
@@ -136,6 +136,10 @@ static inline void lc_free(lc_result_t* r) {
 static inline bool lc_run(tt_pjrt_t* p, const char* name, const th_arg_t* args, int nargs,
                           const tt_type_t* outs, int nout, lc_result_t* r) {
   memset(r, 0, sizeof(*r));
+  if (nout > LC_MAXOUT) {
+    fprintf(stderr, "  %s: %d outputs, lc_run keeps at most %d\n", name, nout, LC_MAXOUT);
+    return false;
+  }
   tt_sbuf_t text;
   tt_sbuf_init(&text);
   tt_status_t st = th_run(p, name, args, nargs, outs, nout, r->out, &text);

@@ -245,6 +245,41 @@ static void test_embedding_bwd(void) {
   lc_free(&r);
 }
 
+
+/* SDPA, one batch and head, L = S = 2, E = Dv = 1: is_causal keeps key 0 for
+ * query 0; a bool mask that keeps nothing in a row gives 0 there. */
+static void test_sdpa(void) {
+  if (!lc_new) return;
+  const float q[2] = {1, 2}, k[2] = {1, -1}, v[2] = {3, 5};
+  tt_type_t t4 = TY(TT_F32, 1, 1, 2, 1);
+  tt_type_t ot[7] = {t4, TY(TT_F32, 1, 1, 2), TY0(TT_F32), TY0(TT_F32), TY0(TT_I64), TY0(TT_I64), TY0(TT_F32)};
+  th_arg_t a[] = {lc_tensor(t4, q), lc_tensor(t4, k), lc_tensor(t4, v), NONE(), FLT(0), BOOL(1), BOOL(0), NONE()};
+  lc_result_t r;
+  TT_CHECK(lc_run(lc_new, "aten::_scaled_dot_product_fused_attention_overrideable", a, 8, ot, 7, &r));
+  double p0 = 1 / (1 + exp(-4.0)); /* softmax(2, -2)[0] */
+  WANT_F32(r, 0, 2, 1e-6, 3.0f, (float)(3 * p0 + 5 * (1 - p0)));
+  WANT_F32(r, 1, 2, 1e-6, 1.0f, (float)(2 + log(1 + exp(-4.0))));
+  lc_free(&r);
+  const uint8_t m[4] = {0, 0, 1, 1};
+  th_arg_t b[] = {lc_tensor(t4, q), lc_tensor(t4, k), lc_tensor(t4, v), lc_tensor(TY(TT_BOOL, 2, 2), m),
+                  FLT(0), BOOL(0), BOOL(0), FLT(0.5)};
+  TT_CHECK(lc_run(lc_new, "aten::_scaled_dot_product_fused_attention_overrideable", b, 8, ot, 7, &r));
+  double p1 = 1 / (1 + exp(-2.0)); /* softmax(1, -1)[0]: scale 0.5 */
+  WANT_F32(r, 0, 2, 1e-6, 0.0f, (float)(3 * p1 + 5 * (1 - p1)));
+  lc_free(&r);
+  /* backward, causal: dV = P^T dO, dQ row 0 = 0 (one key) */
+  const float go[2] = {1, 1};
+  th_arg_t c[] = {lc_tensor(t4, go), lc_tensor(t4, q), lc_tensor(t4, k), lc_tensor(t4, v), NONE(),
+                  INTS(1, 1, 1, 0), lc_tensor(t4, v), lc_tensor(TY(TT_F32, 1, 1, 2), v), NONE(), NONE(),
+                  INT(2), INT(2), FLT(0), BOOL(1), NONE(), NONE(), NONE()};
+  tt_type_t bo[4] = {t4, t4, t4, TY0(TT_F32)};
+  TT_CHECK(lc_run(lc_new, "aten::_scaled_dot_product_fused_attention_overrideable_backward", c, 17, bo, 4, &r));
+  WANT_F32(r, 2, 2, 1e-6, (float)(1 + p0), (float)(1 - p0));
+  double ds1 = p0 * (1 - p0) * (3 - 5); /* dS[1][0] = P (dP - sum dP P) */
+  WANT_F32(r, 0, 2, 1e-5, 0.0f, (float)(ds1 * 1 + -ds1 * -1));
+  lc_free(&r);
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_softmax);
@@ -255,6 +290,7 @@ int main(void) {
   TT_RUN(test_dropout);
   TT_RUN(test_mse);
   TT_RUN(test_embedding_bwd);
+  TT_RUN(test_sdpa);
   lc_close();
   TT_REPORT();
 }
