@@ -316,6 +316,47 @@ def test_dynamic_lengths_run_in_buckets():
     assert new <= 2, new  # the 4 and 8 buckets' programs
 
 
+class _Causal(nn.Module):
+    """One causal self-attention block over a dynamic sequence."""
+
+    def __init__(self, causal=True):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.qkv = nn.Linear(16, 48)
+        self.proj = nn.Linear(16, 16)
+        self.causal = causal
+
+    def forward(self, ids):
+        b, t = ids.shape
+        x = self.emb(ids)
+        q, k, v = (z.view(b, t, 2, 8).transpose(1, 2) for z in self.qkv(x).split(16, -1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        return self.proj(a.transpose(1, 2).reshape(b, t, 16)) + x
+
+
+def test_dynamic_lengths_causal_attention_runs_in_buckets():
+    """Causal attention over a dynamic length is bucketed: a valid query never
+    attends to a padded key. Without is_causal it is not."""
+    torch.manual_seed(0)
+    for causal in (True, False):
+        cpu = _Causal(causal)
+        cm = torch.compile(copy.deepcopy(cpu).to(DEV), backend="tpu", dynamic=True)
+        g = torch.Generator().manual_seed(7)
+        n0 = n_graphs()
+        with torch.no_grad():
+            for L in (16, 3, 4, 5, 7, 9, 12, 13, 16, 6):
+                ids = torch.randint(0, 50, (2, L), generator=g)
+                out = cm(ids.to(DEV))
+                assert out.shape == (2, L, 16)
+                torch.testing.assert_close(out.cpu(), cpu(ids), rtol=1e-5, atol=1e-5)
+        gs = graphs_since(n0)
+        assert len(gs) == 1, gs
+        if causal:
+            assert gs[0]["bucketed"] is True and gs[0]["captures"] == 3, gs  # buckets 4, 8, 16
+        else:
+            assert "dynamic keys" in gs[0]["bucketed"] and gs[0]["captures"] == 9, gs
+
+
 def test_dynamic_lengths_not_bucketed_when_it_is_not_exact():
     """A mean over the dynamic dim would count padded positions: no bucketing,
     one program per length, CPU's results."""

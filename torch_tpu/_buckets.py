@@ -12,9 +12,12 @@ ones. `plan` proves it for a graph, or says why not, by following each dim's
   factor); creation ops (`arange`, `ones`, `full`, ...) and `tril`/`triu`
   give the same values at valid positions whatever the size;
 - layout ops: views that merge or split dims keeping the factors in order
-  ([b, s, 16] as [b*s, 16] and back), permutes, expands, clones, unsqueezes;
+  ([b, s, 16] as [b*s, 16] and back), permutes, expands, clones, unsqueezes,
+  splits of a static dim;
 - reductions, softmaxes and norms are exact over static dims only; a matrix
   product must not contract a dynamic dim; embedding lookups are exact;
+- attention (the one SDPA op) over dynamic keys only under is_causal, with
+  queries of the same size: a valid query never sees a padded key;
 - anything else refuses (one program per size, still exact).
 
 Training graphs are not bucketed: a padded position's gradient could reach a
@@ -38,6 +41,8 @@ _REDUCE = {aten.sum.dim_IntList, aten.mean.dim, aten.amax.default, aten.amin.def
            aten._softmax.default, aten._log_softmax.default, aten._safe_softmax.default,
            aten.var.correction, aten.std.correction, aten.logsumexp.default, aten.argmax.default,
            aten.argmin.default, aten.max.dim, aten.min.dim, aten.sum.default, aten.mean.default}
+_SDPA = aten._scaled_dot_product_fused_attention_overrideable.default
+_SPLITS = {aten.split.Tensor, aten.split_with_sizes.default}
 _SIZE_MATH = {operator.mul, operator.add, operator.sub, operator.floordiv}
 
 
@@ -219,7 +224,7 @@ def _follow(n, state, syms):
         elif isinstance(v, (list, tuple)):
             state[n] = [[(_expr(s),) for s in x.shape] for x in v if isinstance(x, torch.Tensor)]
         return None
-    if not isinstance(v, torch.Tensor) and t is not aten.native_layer_norm.default:
+    if not isinstance(v, torch.Tensor) and t not in {aten.native_layer_norm.default, _SDPA} | _SPLITS:
         return "an op with a dynamic input that is not a tensor op"
     packet = getattr(t, "_overloadpacket", None)
     if t in _CREATE:
@@ -289,10 +294,41 @@ def _follow(n, state, syms):
         if t in (aten.addmm.default, aten.baddbmm.default) and _dyn_input(n.args[0], state, syms):
             return "adds a dynamic bias"
         state[n] = [*a[:-1], b[-1]]
+    elif t in _SPLITS:
+        d = (n.args[2] if len(n.args) > 2 else n.kwargs.get("dim", 0)) % len(src)
+        if _dyn(src[d], syms):
+            return "splits a dynamic dim"
+        state[n] = [[x if k != d else (_expr(o.shape[d]),) for k, x in enumerate(src)] for o in v]
+    elif t is _SDPA:
+        return _attention(n, state, syms)
     elif t is aten.embedding.default:
         state[n] = [*state[n.args[1]], state[n.args[0]][-1]]
     else:
         return "no bucketing rule for this op"
+    return None
+
+
+def _attention(n, state, syms):
+    """Scaled dot-product attention (q, k, v: (B, H, L|S, E|Dv)): rows (B, H,
+    queries) are independent; the keys' dim S may be dynamic only under
+    is_causal, as the queries' own size (a valid query i attends to keys j <= i,
+    never to a padded one). No mask, no dropout."""
+    args = list(n.args) + [None] * 6
+    q, k, v = (state[a] for a in args[:3])
+    causal = bool(args[5] or n.kwargs.get("is_causal"))
+    if args[3] is not None or n.kwargs.get("attn_bias") is not None:
+        return "attention with a mask"
+    if (args[4] or 0) != 0:
+        return "attention with dropout"
+    if _dyn(q[-1], syms) or _dyn(k[-1], syms) or _dyn(v[-1], syms):
+        return "attention over a dynamic head dim"
+    if q[:-2] != k[:-2] or k[:-2] != v[:-2] or k[-2] != v[-2]:
+        return "attention whose inputs' dims do not line up"
+    if _dyn(k[-2], syms) and not (causal and q[-2] == k[-2]):
+        return "attention over dynamic keys without is_causal on queries of the same size"
+    out = [*q[:-1], v[-1]]
+    lse = list(q[:-1])
+    state[n] = [out, lse, [], [], [], [], [], [], []]
     return None
 
 

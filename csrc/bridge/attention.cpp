@@ -13,10 +13,12 @@
 namespace torch_tpu {
 namespace {
 
+// Sizes are read as SymInts: under torch.compile with dynamic shapes a plain
+// size() would specialize the graph to one length.
 bool same_lead(const at::Tensor& a, const at::Tensor& b) {
   if (a.dim() != b.dim()) return false;
   for (int64_t d = 0; d < a.dim() - 2; d++)
-    if (a.size(d) != b.size(d)) return false;
+    if (a.sym_size(d) != b.sym_size(d)) return false;
   return true;
 }
 
@@ -31,7 +33,7 @@ int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
   at::ScalarType dt = q.scalar_type();
   if (!at::isFloatingType(dt) || k.scalar_type() != dt || v.scalar_type() != dt) return math;
-  if (k.size(-1) != q.size(-1) || v.size(-2) != k.size(-2)) return math;
+  if (k.sym_size(-1) != q.sym_size(-1) || v.sym_size(-2) != k.sym_size(-2)) return math;
   if (mask.has_value() && mask->defined()) {
     const at::Tensor& m = *mask;
     if (m.dim() > q.dim() || (m.scalar_type() != at::kBool && !at::isFloatingType(m.scalar_type())))
