@@ -53,6 +53,8 @@ from . import _dynamo_interface  # noqa: E402
 
 _dynamo_interface.install()
 
+from . import distributed  # noqa: E402  (registers the tpu_dist process-group backend)
+
 tpu_device = api.tpu_device
 
 __all__ = ["api", "cpu_fallback", "eager_mode", "tpu_device", "supported_ops"]

@@ -8,6 +8,7 @@ namespace torch_tpu {
 void register_hooks();
 void register_lowered_kernels();
 void register_compile(py::module_& m);
+void register_dist(py::module_& m);
 }
 
 namespace {
@@ -91,6 +92,7 @@ PYBIND11_MODULE(_C, m) {
   register_hooks();
   register_lowered_kernels();
   register_compile(m);
+  register_dist(m);
   m.def("_set_search_path", &set_search_path);
   m.def("_device_count", &device_count_nothrow);
   m.def("_init_error", &init_error);

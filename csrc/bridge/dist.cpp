@@ -1,0 +1,402 @@
+// The tpu_dist c10d backend (torch_tpu/distributed.py registers it). PyTorch
+// dispatches the collectives of `tpu` tensors (dist.*, DDP's reducer, the
+// functional collectives of DTensor) to a C++ c10d::Backend: a Python object
+// cannot be one, hence this file.
+//
+// On the CPU plugins, which have no collectives across processes, the data is
+// staged through the host: device -> host copy -> the wrapped host backend
+// (gloo, created by the Python side over the same store) -> device. Every
+// collective first agrees on its signature across ranks (op, dtype, element
+// count) through the host backend, so that a mismatch (ranks passing tensors
+// of different shapes) raises an error on every rank at once instead of a
+// hang. Work objects are completed when returned: the host copy is a sync
+// point anyway (Fused Eager flushes there, as at any host read).
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/csrc/utils/pybind.h>
+
+#include <functional>
+#include <mutex>
+#include <numeric>
+
+#include "meta.h"
+
+namespace py = pybind11;
+
+namespace torch_tpu {
+namespace {
+
+using c10d::AllreduceOptions;
+using c10d::ReduceOp;
+using c10d::Work;
+
+enum OpCode : int64_t {
+  kBroadcast = 1, kAllreduce, kReduce, kAllgather, kAllgatherBase, kGather, kScatter,
+  kReduceScatter, kReduceScatterBase, kAlltoallBase, kAlltoall, kSend, kRecv
+};
+
+const char* op_name(int64_t op) {
+  static const char* names[] = {"?", "broadcast", "all_reduce", "reduce", "all_gather",
+                                "all_gather_into_tensor", "gather", "scatter", "reduce_scatter",
+                                "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "send", "recv"};
+  return op >= 0 && op < (int64_t)(sizeof(names) / sizeof(names[0])) ? names[op] : "?";
+}
+
+c10::intrusive_ptr<Work> completed(std::vector<at::Tensor> result) {
+  auto fut = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  fut->markCompleted(c10::IValue(std::move(result)));
+  return Work::create_from_future(fut);
+}
+
+// Point-to-point work: gloo's send completes only once the peer has posted
+// its receive, so an isend followed by an irecv on both ranks would deadlock
+// if isend waited. The host op runs on; wait() waits for it and then runs
+// `done` (a receive's copy into the device tensors) once.
+class StagedWork : public Work {
+ public:
+  StagedWork(c10::intrusive_ptr<Work> host, std::function<void()> done, c10d::OpType type)
+      : Work(-1, type), host_(std::move(host)), done_(std::move(done)) {}
+
+  bool isCompleted() override { return finished_ || host_->isCompleted(); }
+  bool isSuccess() const override { return host_->isSuccess(); }
+  std::exception_ptr exception() const override { return host_->exception(); }
+
+  bool wait(std::chrono::milliseconds timeout) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!finished_) {
+      host_->wait(timeout);
+      if (done_) done_();
+      finished_ = true;
+    }
+    return true;
+  }
+
+ private:
+  c10::intrusive_ptr<Work> host_;
+  std::function<void()> done_;
+  std::mutex mu_;
+  bool finished_ = false;
+};
+
+class TpuDistBackend : public c10d::Backend {
+ public:
+  // `host`: the backend that moves host tensors (gloo); shared, kept alive here.
+  TpuDistBackend(int rank, int size, c10::intrusive_ptr<c10d::Backend> host)
+      : c10d::Backend(rank, size), host_(std::move(host)) {}
+
+  const std::string getBackendName() const override { return "tpu_dist"; }
+
+  c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& ts, const c10d::BroadcastOptions& o) override {
+    auto h = stage(ts, kBroadcast);
+    host_->broadcast(h, o)->wait();
+    if (getRank() != o.rootRank) unstage(ts, h);
+    return completed(ts);
+  }
+
+  c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& ts, const AllreduceOptions& o) override {
+    auto h = stage(ts, kAllreduce, o.reduceOp);
+    host_->allreduce(h, host_opts(o))->wait();
+    unstage(ts, h, o.reduceOp);
+    return completed(ts);
+  }
+
+  c10::intrusive_ptr<Work> allreduce_coalesced(std::vector<at::Tensor>& ts,
+                                               const c10d::AllreduceCoalescedOptions& o) override {
+    for (auto& t : ts) {
+      std::vector<at::Tensor> one{t};
+      allreduce(one, o);
+    }
+    return completed(ts);
+  }
+
+  c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& ts, const c10d::ReduceOptions& o) override {
+    auto h = stage(ts, kReduce, o.reduceOp);
+    c10d::ReduceOptions ho = o;
+    if (o.reduceOp == ReduceOp::AVG) ho.reduceOp = ReduceOp::SUM;
+    host_->reduce(h, ho)->wait();
+    if (getRank() == o.rootRank) unstage(ts, h, o.reduceOp);
+    return completed(ts);
+  }
+
+  c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outs, std::vector<at::Tensor>& ins,
+                                     const c10d::AllgatherOptions& o) override {
+    auto h = stage(ins, kAllgather);
+    std::vector<std::vector<at::Tensor>> ho(outs.size());
+    for (size_t i = 0; i < outs.size(); i++) {
+      check_tpu(outs[i], kAllgather);
+      for (auto& t : outs[i]) ho[i].push_back(at::empty(t.sizes(), t.options().device(at::kCPU)));
+    }
+    host_->allgather(ho, h, o)->wait();
+    for (size_t i = 0; i < outs.size(); i++) unstage(outs[i], ho[i]);
+    return completed(flat(outs));
+  }
+
+  c10::intrusive_ptr<Work> _allgather_base(at::Tensor& out, at::Tensor& in, const c10d::AllgatherOptions& o) override {
+    std::vector<at::Tensor> ins{in}, outs{out};
+    auto h = stage(ins, kAllgatherBase);
+    check_tpu(outs, kAllgatherBase);
+    at::Tensor ho = at::empty(out.sizes(), out.options().device(at::kCPU));
+    host_->_allgather_base(ho, h[0], o)->wait();
+    out.copy_(ho);
+    return completed(outs);
+  }
+
+  c10::intrusive_ptr<Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outs, std::vector<at::Tensor>& ins,
+                                                           const c10d::AllgatherOptions& o) override {
+    TORCH_CHECK(outs.size() == ins.size(), "tpu_dist all_gather_into_tensor_coalesced: ", outs.size(),
+                " outputs for ", ins.size(), " inputs");
+    for (size_t i = 0; i < ins.size(); i++) _allgather_base(outs[i], ins[i], o);
+    return completed(outs);
+  }
+
+  c10::intrusive_ptr<Work> gather(std::vector<std::vector<at::Tensor>>& outs, std::vector<at::Tensor>& ins,
+                                  const c10d::GatherOptions& o) override {
+    auto h = stage(ins, kGather);
+    std::vector<std::vector<at::Tensor>> ho(outs.size());
+    for (size_t i = 0; i < outs.size(); i++) {
+      check_tpu(outs[i], kGather);
+      for (auto& t : outs[i]) ho[i].push_back(at::empty(t.sizes(), t.options().device(at::kCPU)));
+    }
+    host_->gather(ho, h, o)->wait();
+    if (getRank() == o.rootRank)
+      for (size_t i = 0; i < outs.size(); i++) unstage(outs[i], ho[i]);
+    return completed(flat(outs));
+  }
+
+  c10::intrusive_ptr<Work> scatter(std::vector<at::Tensor>& outs, std::vector<std::vector<at::Tensor>>& ins,
+                                   const c10d::ScatterOptions& o) override {
+    auto ho = stage(outs, kScatter);
+    std::vector<std::vector<at::Tensor>> hi(ins.size());
+    for (size_t i = 0; i < ins.size(); i++) hi[i] = to_host(ins[i], kScatter);
+    host_->scatter(ho, hi, o)->wait();
+    unstage(outs, ho);
+    return completed(outs);
+  }
+
+  // reduce_scatter: an all-reduce of the rank-ordered inputs on the host, of
+  // which each rank keeps its own part (gloo's reduce_scatter covers fewer
+  // cases); the same bytes as a ring all-reduce.
+  c10::intrusive_ptr<Work> reduce_scatter(std::vector<at::Tensor>& outs, std::vector<std::vector<at::Tensor>>& ins,
+                                          const c10d::ReduceScatterOptions& o) override {
+    TORCH_CHECK(outs.size() == 1 && ins.size() == 1 && (int)ins[0].size() == getSize(),
+                "tpu_dist reduce_scatter: one output and one input per rank expected");
+    check_tpu(ins[0], kReduceScatter);
+    std::vector<at::Tensor> parts;
+    for (auto& t : ins[0]) {
+      TORCH_CHECK(t.numel() == outs[0].numel() && t.scalar_type() == outs[0].scalar_type(),
+                  "tpu_dist reduce_scatter: every input must match the output (", outs[0].scalar_type(),
+                  outs[0].sizes(), "), got ", t.scalar_type(), t.sizes());
+      parts.push_back(t.reshape({-1}));
+    }
+    at::Tensor all = at::cat(parts);
+    return reduce_scatter_flat(outs[0], all, o.reduceOp, kReduceScatter);
+  }
+
+  c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& out, at::Tensor& in,
+                                                const c10d::ReduceScatterOptions& o) override {
+    check_tpu(std::vector<at::Tensor>{in}, kReduceScatterBase);
+    TORCH_CHECK(in.numel() == out.numel() * getSize() && in.scalar_type() == out.scalar_type(),
+                "tpu_dist reduce_scatter_tensor: the input must hold world_size (", getSize(),
+                ") times the output's elements of its dtype; got ", in.scalar_type(), in.sizes(), " for ",
+                out.scalar_type(), out.sizes());
+    return reduce_scatter_flat(out, in.reshape({-1}), o.reduceOp, kReduceScatterBase);
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outs, std::vector<at::Tensor>& ins,
+                                                           const c10d::ReduceScatterOptions& o) override {
+    TORCH_CHECK(outs.size() == ins.size(), "tpu_dist reduce_scatter_tensor_coalesced: ", outs.size(),
+                " outputs for ", ins.size(), " inputs");
+    for (size_t i = 0; i < ins.size(); i++) _reduce_scatter_base(outs[i], ins[i], o);
+    return completed(outs);
+  }
+
+  c10::intrusive_ptr<Work> alltoall_base(at::Tensor& out, at::Tensor& in, std::vector<int64_t>& out_splits,
+                                         std::vector<int64_t>& in_splits, const c10d::AllToAllOptions& o) override {
+    std::vector<at::Tensor> ins{in}, outs{out};
+    check_tpu(ins, kAlltoallBase);
+    check_tpu(outs, kAlltoallBase);
+    agree(kAlltoallBase, in.scalar_type(), in.dim() ? in.numel() / std::max<int64_t>(1, in.size(0)) : 1);
+    at::Tensor hi = in.cpu().contiguous();
+    at::Tensor ho = at::empty(out.sizes(), out.options().device(at::kCPU));
+    std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
+    host_->alltoall_base(ho, hi, os, is, o)->wait();
+    out.copy_(ho);
+    return completed(outs);
+  }
+
+  // all_to_all of lists: the inputs as one flat buffer, split by numel.
+  c10::intrusive_ptr<Work> alltoall(std::vector<at::Tensor>& outs, std::vector<at::Tensor>& ins,
+                                    const c10d::AllToAllOptions& o) override {
+    TORCH_CHECK((int)outs.size() == getSize() && (int)ins.size() == getSize(),
+                "tpu_dist all_to_all: one input and one output tensor per rank expected");
+    check_tpu(ins, kAlltoall);
+    check_tpu(outs, kAlltoall);
+    std::vector<int64_t> in_splits, out_splits;
+    std::vector<at::Tensor> parts;
+    for (auto& t : ins) {
+      TORCH_CHECK(t.scalar_type() == ins[0].scalar_type() && outs[parts.size()].scalar_type() == t.scalar_type(),
+                  "tpu_dist all_to_all: every tensor must have one dtype");
+      parts.push_back(t.reshape({-1}));
+      in_splits.push_back(t.numel());
+    }
+    for (auto& t : outs) out_splits.push_back(t.numel());
+    agree(kAlltoall, ins[0].scalar_type(), 0);
+    at::Tensor hi = at::cat(parts).cpu();
+    at::Tensor ho = at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})},
+                              hi.options());
+    std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
+    host_->alltoall_base(ho, hi, os, is, o)->wait();
+    int64_t off = 0;
+    for (size_t i = 0; i < outs.size(); i++) {
+      outs[i].copy_(ho.narrow(0, off, out_splits[i]).view(outs[i].sizes()));
+      off += out_splits[i];
+    }
+    return completed(outs);
+  }
+
+  // Point to point: no signature exchange (two ranks only; gloo checks the
+  // byte counts). The work runs on: see StagedWork.
+  c10::intrusive_ptr<Work> send(std::vector<at::Tensor>& ts, int dst, int tag) override {
+    auto h = to_host(ts, kSend);
+    auto w = host_->send(h, dst, tag);
+    return c10::make_intrusive<StagedWork>(w, [h] {}, c10d::OpType::SEND);
+  }
+
+  c10::intrusive_ptr<Work> recv(std::vector<at::Tensor>& ts, int src, int tag) override {
+    auto h = host_like(ts, kRecv);
+    auto w = host_->recv(h, src, tag);
+    return c10::make_intrusive<StagedWork>(w, [ts, h]() mutable { unstage_raw(ts, h); }, c10d::OpType::RECV);
+  }
+
+  c10::intrusive_ptr<Work> recvAnysource(std::vector<at::Tensor>& ts, int tag) override {
+    auto h = host_like(ts, kRecv);
+    auto w = host_->recvAnysource(h, tag);
+    return c10::make_intrusive<StagedWork>(w, [ts, h]() mutable { unstage_raw(ts, h); },
+                                           c10d::OpType::RECVANYSOURCE);
+  }
+
+  c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& o) override {
+    c10d::BarrierOptions ho = o;
+    ho.device_ids.clear();
+    host_->barrier(ho)->wait();
+    return completed({});
+  }
+
+ private:
+  static void check_tpu(const std::vector<at::Tensor>& ts, int64_t op) {
+    for (const auto& t : ts) {
+      TORCH_CHECK(t.defined(), "tpu_dist ", op_name(op), ": undefined tensor");
+      TORCH_CHECK(is_tpu(t), "tpu_dist ", op_name(op), ": tensors must be on the tpu device, got one on ",
+                  t.device(), " (for host tensors use a group of backend gloo, e.g. init_process_group(",
+                  "backend=\"cpu:gloo,tpu:tpu_dist\"))");
+      TORCH_CHECK(!t.is_sparse(), "tpu_dist ", op_name(op), ": sparse tensors are not supported");
+    }
+  }
+
+  static std::vector<at::Tensor> host_like(const std::vector<at::Tensor>& ts, int64_t op) {
+    check_tpu(ts, op);
+    std::vector<at::Tensor> h;
+    for (const auto& t : ts) h.push_back(at::empty(t.sizes(), t.options().device(at::kCPU)));
+    return h;
+  }
+
+  static void unstage_raw(std::vector<at::Tensor>& ts, std::vector<at::Tensor>& h) {
+    for (size_t i = 0; i < ts.size(); i++) ts[i].copy_(h[i]);
+  }
+
+  static std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& ts, int64_t op) {
+    check_tpu(ts, op);
+    std::vector<at::Tensor> h;
+    h.reserve(ts.size());
+    for (const auto& t : ts) h.push_back(t.cpu().contiguous());
+    return h;
+  }
+
+  // Signature check, then the host copies of ts.
+  std::vector<at::Tensor> stage(const std::vector<at::Tensor>& ts, int64_t op, ReduceOp rop = ReduceOp::SUM) {
+    check_tpu(ts, op);
+    TORCH_CHECK(rop != ReduceOp::PREMUL_SUM, "tpu_dist ", op_name(op), ": PREMUL_SUM is not supported");
+    int64_t numel = 0;
+    for (const auto& t : ts) numel += t.numel();
+    agree(op, ts.empty() ? at::kFloat : ts[0].scalar_type(), numel, (int64_t)rop);
+    return to_host(ts, op);
+  }
+
+  // Every rank passes (op, dtype, count, reduce op); all must be equal.
+  void agree(int64_t op, at::ScalarType dt, int64_t count, int64_t rop = 0) {
+    at::Tensor mine = at::tensor({op, (int64_t)dt, count, rop}, at::kLong);
+    std::vector<at::Tensor> in{mine};
+    std::vector<std::vector<at::Tensor>> all(1);
+    for (int r = 0; r < getSize(); r++) all[0].push_back(at::empty({4}, at::kLong));
+    host_->allgather(all, in)->wait();
+    for (int r = 0; r < getSize(); r++) {
+      const int64_t* v = all[0][r].const_data_ptr<int64_t>();
+      if (v[0] == op && v[1] == (int64_t)dt && v[2] == count && v[3] == rop) continue;
+      TORCH_CHECK(false, "tpu_dist ", op_name(op), ": ranks disagree: rank ", getRank(), " passes ",
+                  describe(op, (int64_t)dt, count, rop), ", rank ", r, " passes ",
+                  describe(v[0], v[1], v[2], v[3]));
+    }
+  }
+
+  static std::string describe(int64_t op, int64_t dt, int64_t count, int64_t rop) {
+    std::string s = std::string(op_name(op)) + " of " + std::to_string(count) + " elements of " +
+                    c10::toString((at::ScalarType)dt);
+    if (op == kAllreduce || op == kReduce || op == kReduceScatter || op == kReduceScatterBase)
+      s += " (reduce op " + std::to_string(rop) + ")";
+    return s;
+  }
+
+  static AllreduceOptions host_opts(const AllreduceOptions& o) {
+    AllreduceOptions h = o;
+    if (o.reduceOp == ReduceOp::AVG) h.reduceOp = ReduceOp::SUM;  // gloo has no AVG
+    return h;
+  }
+
+  // Host results back into the device tensors (AVG: the sum divided by the
+  // world size; integers as integer division, truncating).
+  void unstage(std::vector<at::Tensor>& ts, std::vector<at::Tensor>& h, ReduceOp rop = ReduceOp::SUM) {
+    for (size_t i = 0; i < ts.size(); i++) {
+      if (rop == ReduceOp::AVG) {
+        if (at::isIntegralType(h[i].scalar_type(), true)) h[i].div_(getSize(), "trunc");
+        else h[i].div_(getSize());
+      }
+      ts[i].copy_(h[i]);
+    }
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter_flat(at::Tensor& out, const at::Tensor& all, ReduceOp rop, int64_t op) {
+    std::vector<at::Tensor> a{all};
+    auto h = stage(a, op, rop);
+    AllreduceOptions ao;
+    ao.reduceOp = rop;
+    host_->allreduce(h, host_opts(ao))->wait();
+    int64_t n = out.numel();
+    std::vector<at::Tensor> mine{h[0].narrow(0, getRank() * n, n).view(out.sizes())};
+    std::vector<at::Tensor> outs{out};
+    unstage(outs, mine, rop);
+    return completed(outs);
+  }
+
+  static void check_tpu(const std::vector<std::vector<at::Tensor>>& tss, int64_t op) {
+    for (const auto& ts : tss) check_tpu(ts, op);
+  }
+
+  static std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& tss) {
+    std::vector<at::Tensor> r;
+    for (const auto& ts : tss) r.insert(r.end(), ts.begin(), ts.end());
+    return r;
+  }
+
+  c10::intrusive_ptr<c10d::Backend> host_;
+};
+
+}  // namespace
+
+void register_dist(py::module_& m) {
+  py::class_<TpuDistBackend, c10d::Backend, c10::intrusive_ptr<TpuDistBackend>>(m, "_TpuDistBackend")
+      .def(py::init<int, int, c10::intrusive_ptr<c10d::Backend>>(), py::arg("rank"), py::arg("size"),
+           py::arg("host"));
+}
+
+}  // namespace torch_tpu

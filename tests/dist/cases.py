@@ -1,0 +1,308 @@
+"""Cases of tests/test_distributed.py, run by every rank of a 2-process group:
+
+    python tests/dist/cases.py RANK WORLD PORT CASE[,CASE...]
+
+Each case compares what `tpu_dist` gives on `tpu` tensors with the same
+computation done on CPU in this process (every rank's input is a function of
+its rank, so each rank can compute the whole expected result). A rank prints
+"PASS <case>" per case and exits 0, or prints the traceback and exits 1."""
+import os
+import sys
+import time
+import traceback
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+import torch_tpu
+
+DEV = "tpu"
+
+
+def inp(rank, n, dtype):
+    """Rank r's input: small distinct values (PRODUCT stays exact)."""
+    base = torch.arange(n) % 3 + 1 + rank
+    return (base * (1 if dtype == torch.int64 else 0.5)).to(dtype)
+
+
+def close(got, want):
+    torch.testing.assert_close(got.cpu() if isinstance(got, torch.Tensor) else got, want, rtol=1e-6, atol=1e-6)
+
+
+def case_all_reduce(rank, world):
+    ops = {dist.ReduceOp.SUM: lambda xs: torch.stack(xs).sum(0),
+           dist.ReduceOp.MAX: lambda xs: torch.stack(xs).amax(0),
+           dist.ReduceOp.MIN: lambda xs: torch.stack(xs).amin(0),
+           dist.ReduceOp.PRODUCT: lambda xs: torch.stack(xs).prod(0)}
+    for dtype in (torch.float32, torch.int64):
+        xs = [inp(r, 7, dtype) for r in range(world)]
+        for op, ref in ops.items():
+            t = inp(rank, 7, dtype).to(DEV)
+            dist.all_reduce(t, op=op)
+            assert t.dtype == dtype
+            close(t, ref(xs).to(dtype))
+        t = inp(rank, 7, dtype).to(DEV)
+        dist.all_reduce(t, op=dist.ReduceOp.AVG)
+        s = torch.stack(xs).sum(0)
+        close(t, s / world if dtype.is_floating_point else torch.div(s, world, rounding_mode="trunc"))
+
+
+def case_broadcast_reduce(rank, world):
+    for dtype in (torch.float32, torch.int64):
+        t = inp(rank, 5, dtype).to(DEV)
+        dist.broadcast(t, src=1)
+        close(t, inp(1, 5, dtype))
+        t = inp(rank, 5, dtype).to(DEV)
+        dist.reduce(t, dst=0, op=dist.ReduceOp.SUM)
+        close(t, sum(inp(r, 5, dtype) for r in range(world)) if rank == 0 else inp(rank, 5, dtype))
+
+
+def case_all_gather(rank, world):
+    for dtype in (torch.float32, torch.int64):
+        outs = [torch.zeros(2, 3, dtype=dtype, device=DEV) for _ in range(world)]
+        dist.all_gather(outs, inp(rank, 6, dtype).view(2, 3).to(DEV))
+        for r in range(world):
+            close(outs[r], inp(r, 6, dtype).view(2, 3))
+        out = torch.zeros(world * 2, 3, dtype=dtype, device=DEV)
+        dist.all_gather_into_tensor(out, inp(rank, 6, dtype).view(2, 3).to(DEV))
+        close(out, torch.cat([inp(r, 6, dtype).view(2, 3) for r in range(world)]))
+
+
+def case_reduce_scatter(rank, world):
+    for dtype in (torch.float32, torch.int64):
+        full = [inp(r, 4 * world, dtype) for r in range(world)]
+        want = torch.stack(full).sum(0).view(world, 4)[rank]
+        out = torch.zeros(4, dtype=dtype, device=DEV)
+        dist.reduce_scatter(out, [c.to(DEV) for c in full[rank].view(world, 4)])
+        close(out, want)
+        out = torch.zeros(4, dtype=dtype, device=DEV)
+        dist.reduce_scatter_tensor(out, full[rank].to(DEV))
+        close(out, want)
+        out = torch.zeros(4, dtype=dtype, device=DEV)
+        dist.reduce_scatter_tensor(out, full[rank].to(DEV), op=dist.ReduceOp.MAX)
+        close(out, torch.stack(full).amax(0).view(world, 4)[rank])
+
+
+def case_all_to_all(rank, world):
+    # uneven splits: rank r sends (r + 1 + k) rows to rank k
+    def rows(src, dst):
+        return src + 1 + dst
+
+    for dtype in (torch.float32, torch.int64):
+        send = [torch.full((rows(rank, k), 3), 10 * rank + k, dtype=dtype) for k in range(world)]
+        want = torch.cat([torch.full((rows(r, rank), 3), 10 * r + rank, dtype=dtype) for r in range(world)])
+        out = torch.empty(want.shape, dtype=dtype, device=DEV)
+        dist.all_to_all_single(out, torch.cat(send).to(DEV), output_split_sizes=[rows(r, rank) for r in range(world)],
+                               input_split_sizes=[rows(rank, k) for k in range(world)])
+        close(out, want)
+        outs = [torch.empty(rows(r, rank), 3, dtype=dtype, device=DEV) for r in range(world)]
+        dist.all_to_all(outs, [s.to(DEV) for s in send])
+        for r in range(world):
+            close(outs[r], torch.full((rows(r, rank), 3), 10 * r + rank, dtype=dtype))
+
+
+def case_gather_scatter(rank, world):
+    for dtype in (torch.float32, torch.int64):
+        outs = [torch.zeros(3, dtype=dtype, device=DEV) for _ in range(world)] if rank == 0 else None
+        dist.gather(inp(rank, 3, dtype).to(DEV), outs, dst=0)
+        if rank == 0:
+            for r in range(world):
+                close(outs[r], inp(r, 3, dtype))
+        out = torch.zeros(3, dtype=dtype, device=DEV)
+        src = [inp(10 + r, 3, dtype).to(DEV) for r in range(world)] if rank == 1 else None
+        dist.scatter(out, src, src=1)
+        close(out, inp(10 + rank, 3, dtype))
+
+
+def case_send_recv(rank, world):
+    for dtype in (torch.float32, torch.int64):
+        if rank == 0:
+            dist.send(inp(0, 4, dtype).to(DEV), dst=1)
+            t = torch.zeros(4, dtype=dtype, device=DEV)
+            dist.recv(t, src=1)
+            close(t, inp(1, 4, dtype))
+        else:
+            t = torch.zeros(4, dtype=dtype, device=DEV)
+            dist.recv(t, src=0)
+            close(t, inp(0, 4, dtype))
+            dist.send(inp(1, 4, dtype).to(DEV), dst=0)
+        peer = 1 - rank
+        got = torch.zeros(4, dtype=dtype, device=DEV)
+        works = [dist.isend(inp(rank, 4, dtype).to(DEV), dst=peer), dist.irecv(got, src=peer)]
+        for w in works:
+            w.wait()
+        close(got, inp(peer, 4, dtype))
+
+
+def case_async_and_barrier(rank, world):
+    t = inp(rank, 5, torch.float32).to(DEV)
+    w = dist.all_reduce(t, async_op=True)
+    w.wait()
+    assert w.is_completed()
+    close(t, sum(inp(r, 5, torch.float32) for r in range(world)))
+    t2 = inp(rank, 5, torch.float32).to(DEV)
+    fut = dist.all_reduce(t2, async_op=True).get_future()
+    close(fut.wait()[0], sum(inp(r, 5, torch.float32) for r in range(world)))
+    dist.barrier()
+
+
+def case_objects(rank, world):
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank, "s": "x" * rank})
+    assert objs == [{"rank": r, "s": "x" * r} for r in range(world)], objs
+    lst = [rank, "from", rank] if rank == 1 else [None, None, None]
+    dist.broadcast_object_list(lst, src=1)
+    assert lst == [1, "from", 1], lst
+    out = [None]
+    dist.scatter_object_list(out, [("p", r) for r in range(world)] if rank == 0 else None, src=0)
+    assert out[0] == ("p", rank), out
+    g = [None] * world if rank == 0 else None
+    dist.gather_object(rank * 10, g, dst=0)
+    if rank == 0:
+        assert g == [r * 10 for r in range(world)], g
+
+
+def case_non_contiguous(rank, world):
+    # a transposed view and a slice with a storage offset: only their
+    # elements change, with the reduced values
+    base = torch.arange(24.0).view(4, 6) + rank
+    d = base.to(DEV)
+    view = d.t()[1:4]  # (3, 4), strided, offset 1
+    dist.all_reduce(view)
+    want = base.clone()
+    want.t()[1:4] = sum((torch.arange(24.0).view(4, 6) + r).t()[1:4] for r in range(world))
+    close(d, want)
+    outs = [torch.zeros(6, 2, device=DEV).t() for _ in range(world)]  # non-contiguous outputs
+    dist.all_gather(outs, (torch.arange(12.0).view(2, 6) * (rank + 1)).to(DEV))
+    for r in range(world):
+        close(outs[r], torch.arange(12.0).view(2, 6) * (r + 1))
+
+
+def case_fused_mode(rank, world):
+    with torch_tpu.eager_mode("fused"):
+        a = inp(rank, 6, torch.float32).to(DEV)
+        b = (a * 2 + 1).relu()  # deferred: the collective must see its value
+        dist.all_reduce(b)
+        c = b - 1
+        close(c, sum(inp(r, 6, torch.float32) * 2 + 1 for r in range(world)) - 1)
+
+
+def case_cpu_tensor_error(rank, world):
+    try:
+        dist.all_reduce(torch.ones(3))
+    except RuntimeError as e:
+        assert "cpu" in str(e), str(e)
+    else:
+        raise AssertionError("a CPU tensor reached tpu_dist")
+    t = torch.ones(3, device=DEV)  # the group still works
+    dist.all_reduce(t)
+    close(t, torch.full((3,), float(world)))
+
+
+def case_mismatch_error(rank, world):
+    t0 = time.time()
+    for make in (lambda: torch.ones(3 + rank, device=DEV),  # shapes differ
+                 lambda: torch.ones(3, device=DEV, dtype=torch.float32 if rank else torch.int64)):
+        try:
+            dist.all_reduce(make())
+        except RuntimeError as e:
+            assert "ranks disagree" in str(e), str(e)
+        else:
+            raise AssertionError("a mismatched all_reduce did not raise")
+    assert time.time() - t0 < 30
+    try:
+        outs = [torch.zeros(2 + rank, device=DEV) for _ in range(world)]
+        dist.all_gather(outs, torch.ones(2 + rank, device=DEV))
+    except RuntimeError as e:
+        assert "ranks disagree" in str(e), str(e)
+    else:
+        raise AssertionError("a mismatched all_gather did not raise")
+    t = torch.ones(3, device=DEV)
+    dist.all_reduce(t)  # and the group goes on
+    close(t, torch.full((3,), float(world)))
+
+
+def case_mpmd(rank, world):
+    # different op sequences, different eager modes, a late rank
+    if rank == 0:
+        x = torch.randn(50, 50, device=DEV)
+        for _ in range(20):
+            x = torch.tanh(x @ x.t() / 50)
+        print(f"rank 0 only: {x.sum().item():.3f}", flush=True)  # rank-0-only logging
+    else:
+        time.sleep(1.5)
+    mode = "fused" if rank == 0 else "strict"
+    with torch_tpu.eager_mode(mode):
+        t = (inp(rank, 8, torch.float32).to(DEV) + 1) * 2
+        dist.all_reduce(t)
+        close(t, sum((inp(r, 8, torch.float32) + 1) * 2 for r in range(world)))
+    sub = dist.new_group([0, 1], backend="tpu_dist")
+    t = torch.full((2,), float(rank), device=DEV)
+    dist.all_reduce(t, group=sub)
+    close(t, torch.full((2,), float(sum(range(world)))))
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def case_ddp(rank, world):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.manual_seed(0)
+    ref = _mlp()
+    torch.manual_seed(100 + rank)  # other weights on each rank: DDP broadcasts rank 0's
+    m = _mlp()
+    if rank == 0:
+        m.load_state_dict(ref.state_dict())
+    ddp = DDP(m.to(DEV), bucket_cap_mb=0.0005)  # several buckets
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    ropt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    g = torch.Generator().manual_seed(1)
+    per = 4
+    for step in range(5):
+        x, y = torch.randn(per * world, 8, generator=g), torch.randn(per * world, 4, generator=g)
+        xs, ys = x[rank * per:(rank + 1) * per], y[rank * per:(rank + 1) * per]
+        opt.zero_grad()
+        if step == 2:  # gradient accumulation: the first half without a sync
+            with ddp.no_sync():
+                nn.functional.mse_loss(ddp(xs[:2].to(DEV)), ys[:2].to(DEV)).mul(0.5).backward()
+            nn.functional.mse_loss(ddp(xs[2:].to(DEV)), ys[2:].to(DEV)).mul(0.5).backward()
+        else:
+            nn.functional.mse_loss(ddp(xs.to(DEV)), ys.to(DEV)).backward()
+        opt.step()
+        ropt.zero_grad()
+        if step == 2:
+            loss = sum(nn.functional.mse_loss(ref(x[r * per + h * 2:r * per + h * 2 + 2]),
+                                              y[r * per + h * 2:r * per + h * 2 + 2]) * 0.5
+                       for r in range(world) for h in range(2)) / world
+        else:
+            loss = nn.functional.mse_loss(ref(x), y)
+        loss.backward()
+        ropt.step()
+    for p, q in zip(ddp.module.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
+
+
+def main():
+    rank, world, port = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    cases = sys.argv[4].split(",")
+    dist.init_process_group("tpu_dist", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    assert dist.get_backend() == "tpu_dist"
+    ok = True
+    for name in cases:
+        try:
+            globals()["case_" + name](rank, world)
+            print(f"PASS {name}", flush=True)
+        except Exception:
+            ok = False
+            print(f"FAIL {name} (rank {rank})", flush=True)
+            traceback.print_exc()
+            break  # the other rank may now wait in a collective: stop both
+    dist.destroy_process_group()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
