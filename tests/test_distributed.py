@@ -70,3 +70,11 @@ def test_mpmd_ranks_run_different_code():
 
 def test_ddp_matches_full_batch_cpu():
     launch(["ddp"])
+
+
+def test_fsdp2_matches_unsharded_cpu():
+    launch(["fsdp2"])
+
+
+def test_dtensor_and_tensor_parallel():
+    launch(["dtensor"])

@@ -85,6 +85,13 @@ struct TpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::Stream getDefaultStream(c10::Device d) const override {
     return c10::Stream(c10::Stream::DEFAULT, d);
   }
+  // Work on a device runs in order on one timeline (PJRT orders it): every
+  // stream is that timeline, so a "new" stream (FSDP2's all-gather and
+  // reduce-scatter streams) is the default one and waits between streams hold.
+  c10::Stream getNewStream(c10::Device d, int) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
   c10::Stream exchangeStream(c10::Stream s) const override {
     return c10::Stream(c10::Stream::DEFAULT, s.device());
   }

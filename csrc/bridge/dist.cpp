@@ -16,9 +16,11 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/csrc/utils/pybind.h>
 
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <numeric>
+#include <unordered_map>
 
 #include "meta.h"
 
@@ -49,14 +51,30 @@ c10::intrusive_ptr<Work> completed(std::vector<at::Tensor> result) {
   return Work::create_from_future(fut);
 }
 
+// Keeps the last host works alive after they completed: the host backend's
+// worker thread must not drop the last reference. A work's captured
+// thread-local state may hold a Python object, and a worker thread releasing
+// it while the interpreter exits aborts the process. Kept works are released
+// on a caller's thread (when newer ones push them out) or with the backend.
+struct Keeper {
+  std::mutex mu;
+  std::deque<c10::intrusive_ptr<Work>> recent;
+  void keep(c10::intrusive_ptr<Work> w) {
+    std::lock_guard<std::mutex> lk(mu);
+    recent.push_back(std::move(w));
+    if (recent.size() > 16) recent.pop_front();
+  }
+};
+
 // Point-to-point work: gloo's send completes only once the peer has posted
 // its receive, so an isend followed by an irecv on both ranks would deadlock
 // if isend waited. The host op runs on; wait() waits for it and then runs
 // `done` (a receive's copy into the device tensors) once.
 class StagedWork : public Work {
  public:
-  StagedWork(c10::intrusive_ptr<Work> host, std::function<void()> done, c10d::OpType type)
-      : Work(-1, type), host_(std::move(host)), done_(std::move(done)) {}
+  StagedWork(c10::intrusive_ptr<Work> host, std::function<void()> done, c10d::OpType type,
+             std::shared_ptr<Keeper> keeper)
+      : Work(-1, type), host_(std::move(host)), done_(std::move(done)), keeper_(std::move(keeper)) {}
 
   bool isCompleted() override { return finished_ || host_->isCompleted(); }
   bool isSuccess() const override { return host_->isSuccess(); }
@@ -66,6 +84,7 @@ class StagedWork : public Work {
     std::lock_guard<std::mutex> lk(mu_);
     if (!finished_) {
       host_->wait(timeout);
+      keeper_->keep(host_);
       if (done_) done_();
       finished_ = true;
     }
@@ -75,6 +94,7 @@ class StagedWork : public Work {
  private:
   c10::intrusive_ptr<Work> host_;
   std::function<void()> done_;
+  std::shared_ptr<Keeper> keeper_;
   std::mutex mu_;
   bool finished_ = false;
 };
@@ -89,14 +109,14 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& ts, const c10d::BroadcastOptions& o) override {
     auto h = stage(ts, kBroadcast);
-    host_->broadcast(h, o)->wait();
+    finish(host_->broadcast(h, o));
     if (getRank() != o.rootRank) unstage(ts, h);
     return completed(ts);
   }
 
   c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& ts, const AllreduceOptions& o) override {
     auto h = stage(ts, kAllreduce, o.reduceOp);
-    host_->allreduce(h, host_opts(o))->wait();
+    finish(host_->allreduce(h, host_opts(o)));
     unstage(ts, h, o.reduceOp);
     return completed(ts);
   }
@@ -114,7 +134,7 @@ class TpuDistBackend : public c10d::Backend {
     auto h = stage(ts, kReduce, o.reduceOp);
     c10d::ReduceOptions ho = o;
     if (o.reduceOp == ReduceOp::AVG) ho.reduceOp = ReduceOp::SUM;
-    host_->reduce(h, ho)->wait();
+    finish(host_->reduce(h, ho));
     if (getRank() == o.rootRank) unstage(ts, h, o.reduceOp);
     return completed(ts);
   }
@@ -123,11 +143,12 @@ class TpuDistBackend : public c10d::Backend {
                                      const c10d::AllgatherOptions& o) override {
     auto h = stage(ins, kAllgather);
     std::vector<std::vector<at::Tensor>> ho(outs.size());
+    size_t flat_index = 0;
     for (size_t i = 0; i < outs.size(); i++) {
       check_tpu(outs[i], kAllgather);
-      for (auto& t : outs[i]) ho[i].push_back(at::empty(t.sizes(), t.options().device(at::kCPU)));
+      for (auto& t : outs[i]) ho[i].push_back(buf(kOutSlot + flat_index++, t.sizes(), t.scalar_type()));
     }
-    host_->allgather(ho, h, o)->wait();
+    finish(host_->allgather(ho, h, o));
     for (size_t i = 0; i < outs.size(); i++) unstage(outs[i], ho[i]);
     return completed(flat(outs));
   }
@@ -136,8 +157,8 @@ class TpuDistBackend : public c10d::Backend {
     std::vector<at::Tensor> ins{in}, outs{out};
     auto h = stage(ins, kAllgatherBase);
     check_tpu(outs, kAllgatherBase);
-    at::Tensor ho = at::empty(out.sizes(), out.options().device(at::kCPU));
-    host_->_allgather_base(ho, h[0], o)->wait();
+    at::Tensor ho = buf(kOutSlot, out.sizes(), out.scalar_type());
+    finish(host_->_allgather_base(ho, h[0], o));
     out.copy_(ho);
     return completed(outs);
   }
@@ -154,11 +175,12 @@ class TpuDistBackend : public c10d::Backend {
                                   const c10d::GatherOptions& o) override {
     auto h = stage(ins, kGather);
     std::vector<std::vector<at::Tensor>> ho(outs.size());
+    size_t flat_index = 0;
     for (size_t i = 0; i < outs.size(); i++) {
       check_tpu(outs[i], kGather);
-      for (auto& t : outs[i]) ho[i].push_back(at::empty(t.sizes(), t.options().device(at::kCPU)));
+      for (auto& t : outs[i]) ho[i].push_back(buf(kOutSlot + flat_index++, t.sizes(), t.scalar_type()));
     }
-    host_->gather(ho, h, o)->wait();
+    finish(host_->gather(ho, h, o));
     if (getRank() == o.rootRank)
       for (size_t i = 0; i < outs.size(); i++) unstage(outs[i], ho[i]);
     return completed(flat(outs));
@@ -169,7 +191,7 @@ class TpuDistBackend : public c10d::Backend {
     auto ho = stage(outs, kScatter);
     std::vector<std::vector<at::Tensor>> hi(ins.size());
     for (size_t i = 0; i < ins.size(); i++) hi[i] = to_host(ins[i], kScatter);
-    host_->scatter(ho, hi, o)->wait();
+    finish(host_->scatter(ho, hi, o));
     unstage(outs, ho);
     return completed(outs);
   }
@@ -217,10 +239,11 @@ class TpuDistBackend : public c10d::Backend {
     check_tpu(ins, kAlltoallBase);
     check_tpu(outs, kAlltoallBase);
     agree(kAlltoallBase, in.scalar_type(), in.dim() ? in.numel() / std::max<int64_t>(1, in.size(0)) : 1);
-    at::Tensor hi = in.cpu().contiguous();
-    at::Tensor ho = at::empty(out.sizes(), out.options().device(at::kCPU));
+    at::Tensor hi = buf(0, in.sizes(), in.scalar_type());
+    hi.copy_(in);
+    at::Tensor ho = buf(kOutSlot, out.sizes(), out.scalar_type());
     std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
-    host_->alltoall_base(ho, hi, os, is, o)->wait();
+    finish(host_->alltoall_base(ho, hi, os, is, o));
     out.copy_(ho);
     return completed(outs);
   }
@@ -242,11 +265,13 @@ class TpuDistBackend : public c10d::Backend {
     }
     for (auto& t : outs) out_splits.push_back(t.numel());
     agree(kAlltoall, ins[0].scalar_type(), 0);
-    at::Tensor hi = at::cat(parts).cpu();
-    at::Tensor ho = at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})},
-                              hi.options());
+    at::Tensor all = at::cat(parts);
+    at::Tensor hi = buf(0, all.sizes(), all.scalar_type());
+    hi.copy_(all);
+    at::Tensor ho = buf(kOutSlot, {std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})},
+                        all.scalar_type());
     std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
-    host_->alltoall_base(ho, hi, os, is, o)->wait();
+    finish(host_->alltoall_base(ho, hi, os, is, o));
     int64_t off = 0;
     for (size_t i = 0; i < outs.size(); i++) {
       outs[i].copy_(ho.narrow(0, off, out_splits[i]).view(outs[i].sizes()));
@@ -260,26 +285,26 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> send(std::vector<at::Tensor>& ts, int dst, int tag) override {
     auto h = to_host(ts, kSend);
     auto w = host_->send(h, dst, tag);
-    return c10::make_intrusive<StagedWork>(w, [h] {}, c10d::OpType::SEND);
+    return c10::make_intrusive<StagedWork>(w, [h] {}, c10d::OpType::SEND, keeper_);
   }
 
   c10::intrusive_ptr<Work> recv(std::vector<at::Tensor>& ts, int src, int tag) override {
     auto h = host_like(ts, kRecv);
     auto w = host_->recv(h, src, tag);
-    return c10::make_intrusive<StagedWork>(w, [ts, h]() mutable { unstage_raw(ts, h); }, c10d::OpType::RECV);
+    return c10::make_intrusive<StagedWork>(w, [ts, h]() mutable { unstage_raw(ts, h); }, c10d::OpType::RECV, keeper_);
   }
 
   c10::intrusive_ptr<Work> recvAnysource(std::vector<at::Tensor>& ts, int tag) override {
     auto h = host_like(ts, kRecv);
     auto w = host_->recvAnysource(h, tag);
     return c10::make_intrusive<StagedWork>(w, [ts, h]() mutable { unstage_raw(ts, h); },
-                                           c10d::OpType::RECVANYSOURCE);
+                                           c10d::OpType::RECVANYSOURCE, keeper_);
   }
 
   c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& o) override {
     c10d::BarrierOptions ho = o;
     ho.device_ids.clear();
-    host_->barrier(ho)->wait();
+    finish(host_->barrier(ho));
     return completed({});
   }
 
@@ -320,7 +345,12 @@ class TpuDistBackend : public c10d::Backend {
     int64_t numel = 0;
     for (const auto& t : ts) numel += t.numel();
     agree(op, ts.empty() ? at::kFloat : ts[0].scalar_type(), numel, (int64_t)rop);
-    return to_host(ts, op);
+    std::vector<at::Tensor> h;
+    for (size_t i = 0; i < ts.size(); i++) {
+      h.push_back(buf(i, ts[i].sizes(), ts[i].scalar_type()));
+      h.back().copy_(ts[i]);  // one copy, straight from the device buffer
+    }
+    return h;
   }
 
   // Every rank passes (op, dtype, count, reduce op); all must be equal.
@@ -329,7 +359,7 @@ class TpuDistBackend : public c10d::Backend {
     std::vector<at::Tensor> in{mine};
     std::vector<std::vector<at::Tensor>> all(1);
     for (int r = 0; r < getSize(); r++) all[0].push_back(at::empty({4}, at::kLong));
-    host_->allgather(all, in)->wait();
+    finish(host_->allgather(all, in));
     for (int r = 0; r < getSize(); r++) {
       const int64_t* v = all[0][r].const_data_ptr<int64_t>();
       if (v[0] == op && v[1] == (int64_t)dt && v[2] == count && v[3] == rop) continue;
@@ -370,7 +400,7 @@ class TpuDistBackend : public c10d::Backend {
     auto h = stage(a, op, rop);
     AllreduceOptions ao;
     ao.reduceOp = rop;
-    host_->allreduce(h, host_opts(ao))->wait();
+    finish(host_->allreduce(h, host_opts(ao)));
     int64_t n = out.numel();
     std::vector<at::Tensor> mine{h[0].narrow(0, getRank() * n, n).view(out.sizes())};
     std::vector<at::Tensor> outs{out};
@@ -388,7 +418,28 @@ class TpuDistBackend : public c10d::Backend {
     return r;
   }
 
+  // Waits for a host work (see Keeper).
+  void finish(c10::intrusive_ptr<Work> w) {
+    w->wait();
+    keeper_->keep(std::move(w));
+  }
+
+  // Host staging buffers of the synchronous collectives, kept between calls:
+  // a fresh allocation of many MiB costs more in page faults than the copy.
+  // Slot k holds the k-th staged tensor of an op (inputs from 0, outputs
+  // from kOutSlot); each grows to the largest size it served.
+  static constexpr size_t kOutSlot = 1024;
+  at::Tensor buf(size_t slot, at::IntArrayRef sizes, at::ScalarType dt) {
+    int64_t numel = c10::multiply_integers(sizes);
+    size_t nbytes = (size_t)numel * c10::elementSize(dt);
+    at::Tensor& b = bufs_[slot];
+    if (!b.defined() || (size_t)b.numel() < nbytes) b = at::empty({(int64_t)std::max<size_t>(nbytes, 64)}, at::kByte);
+    return b.narrow(0, 0, (int64_t)nbytes).view(dt).view(sizes);
+  }
+
   c10::intrusive_ptr<c10d::Backend> host_;
+  std::unordered_map<size_t, at::Tensor> bufs_;
+  std::shared_ptr<Keeper> keeper_ = std::make_shared<Keeper>();
 };
 
 }  // namespace

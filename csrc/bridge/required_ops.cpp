@@ -151,7 +151,13 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool) {
   } else if (dst_tpu) {
     copy_host_to_device(self, src.device().is_cpu() ? src : src.cpu());
   } else if (src_tpu) {
-    self.copy_(device_to_host(src));
+    if (self.is_cpu() && self.is_contiguous() && self.scalar_type() == src.scalar_type() &&
+        self.sizes() == src.sizes() && !self.is_conj() && !self.is_neg()) {
+      tt_view_t v = to_view(src);  // straight into self: no temporary, one copy
+      TT_CHECK_STATUS(tt_view_read_host(runtime(), &v, self.mutable_data_ptr()), "copy from tpu");
+    } else {
+      self.copy_(device_to_host(src));
+    }
   } else {
     TORCH_CHECK(false, "tpu copy_: neither tensor is on the tpu device");
   }

@@ -285,6 +285,81 @@ def case_ddp(rank, world):
         torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
 
 
+def case_fsdp2(rank, world):
+    """fully_shard with uneven shards (7 and 3 rows over 2 ranks), 3 AdamW
+    steps = the unsharded model on CPU, and the full state dict."""
+    import copy
+
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh(DEV, (world,))
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Linear(7, 3))
+    m = copy.deepcopy(ref).to(DEV)
+    for layer in m:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(m, mesh=mesh)
+    assert m[0].weight.to_local().shape[0] == (4 if rank == 0 else 3)
+    opt = torch.optim.AdamW(m.parameters(), lr=0.01)
+    ropt = torch.optim.AdamW(ref.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(1)
+    per = 2
+    for _ in range(3):
+        x, y = torch.randn(per * world, 5, generator=g), torch.randn(per * world, 3, generator=g)
+        opt.zero_grad()
+        nn.functional.mse_loss(m(x[rank * per:(rank + 1) * per].to(DEV)),
+                               y[rank * per:(rank + 1) * per].to(DEV)).backward()
+        opt.step()
+        ropt.zero_grad()
+        nn.functional.mse_loss(ref(x), y).backward()
+        ropt.step()
+    sd = get_model_state_dict(m, options=StateDictOptions(full_state_dict=True))
+    assert set(sd) == set(ref.state_dict())
+    for k, v in ref.state_dict().items():
+        torch.testing.assert_close(sd[k].cpu(), v, rtol=1e-5, atol=1e-6)
+
+
+def case_dtensor(rank, world):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Partial, Replicate, Shard, distribute_tensor
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    mesh = init_device_mesh(DEV, (world,))
+    a, b = torch.randn(6, 4, generator=torch.Generator().manual_seed(2)), torch.randn(4, 5)
+    torch.manual_seed(3)
+    b = torch.randn(4, 5)
+    da = distribute_tensor(a.to(DEV), mesh, [Shard(0)])
+    assert da.to_local().shape == (3, 4)
+    close(da.full_tensor(), a)
+    db = distribute_tensor(b.to(DEV), mesh, [Replicate()])
+    close((da @ db).full_tensor(), a @ b)  # Shard(0) @ Replicate
+    close((da * 2 + 1).sum().full_tensor(), (a * 2 + 1).sum())  # a Partial sum, reduced
+    ds = distribute_tensor(a.to(DEV), mesh, [Shard(1)])
+    close(ds.redistribute(mesh, [Shard(0)]).to_local(), a.chunk(world, 0)[rank])  # all_to_all
+    from torch.distributed.tensor import DTensor
+
+    p = DTensor.from_local((a * (rank + 1)).to(DEV), mesh, [Partial()])  # Partial -> Replicate: all_reduce
+    close(p.redistribute(mesh, [Replicate()]).to_local(), a * sum(r + 1 for r in range(world)))
+    close(p.redistribute(mesh, [Shard(0)]).to_local(),  # Partial -> Shard: reduce_scatter
+          (a * sum(r + 1 for r in range(world))).chunk(world, 0)[rank])
+    # a tensor-parallel MLP: column-wise then row-wise = the local model
+    torch.manual_seed(4)
+    ref = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+    import copy
+
+    tp = parallelize_module(copy.deepcopy(ref).to(DEV), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(5))
+    out = tp(x.to(DEV))
+    close(out.full_tensor() if hasattr(out, "full_tensor") else out, ref(x))
+    out.sum().backward()
+    ref(x).sum().backward()
+    close(tp[0].weight.grad.full_tensor(), ref[0].weight.grad)
+    close(tp[2].weight.grad.full_tensor(), ref[2].weight.grad)
+
+
 def main():
     rank, world, port = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     cases = sys.argv[4].split(",")
