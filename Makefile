@@ -89,6 +89,7 @@ bridge: $(BUILD)/.bridge
 # ---- what users run -------------------------------------------------------------
 demo: bridge
 	$(PY) examples/train_mlp.py
+	$(VENV)/bin/torchrun --standalone --nproc-per-node 2 examples/train_ddp.py
 
 # The disk cache of the suite's processes: under build/, never the user's.
 TEST_ENV = TORCH_TPU_CACHE_DIR=$(CURDIR)/$(BUILD)/cache
@@ -152,6 +153,7 @@ bench: bridge
 	$(PY) bench/bench_ops.py
 	$(PY) bench/bench_gpt.py
 	$(PY) bench/bench_compile.py
+	$(PY) bench/bench_dist.py
 
 # The OpInfo conformance sweep (10-20 min on 2 cores): tests/opinfo/report.json, docs/op_coverage.md.
 opinfo: bridge

@@ -8,7 +8,7 @@ On the CPU plugins tpu_dist stages through the host over gloo: device -> host,
 gloo's all-reduce, host -> device, plus a 32-byte signature exchange. So gloo
 on host tensors is the limit (goal: >= 0.8x its bandwidth). Bandwidth is the
 "bus bandwidth" of an all-reduce: 2 (n-1)/n x bytes / time.
-Writes bench/dist_results.md."""
+Writes bench/dist_results.md and the table in README.md."""
 import argparse
 import os
 import socket
@@ -93,6 +93,13 @@ def main():
     if not args.quick:
         with open(os.path.join(HERE, "dist_results.md"), "w") as f:
             f.write(text + "\n")
+        readme = os.path.join(os.path.dirname(HERE), "README.md")
+        doc = open(readme).read()
+        a, b = "<!-- dist-bench:begin -->\n", "<!-- dist-bench:end -->"
+        if a in doc and b in doc:
+            doc = doc[:doc.index(a) + len(a)] + text + "\n" + doc[doc.index(b):]
+            with open(readme, "w") as f:
+                f.write(doc)
 
 
 if __name__ == "__main__":

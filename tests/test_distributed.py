@@ -56,7 +56,7 @@ def test_backend_is_registered():
 
 def test_collectives():
     launch(["all_reduce", "broadcast_reduce", "all_gather", "reduce_scatter", "all_to_all", "gather_scatter",
-            "send_recv", "async_and_barrier", "objects", "non_contiguous", "fused_mode"])
+            "send_recv", "async_and_barrier", "objects", "non_contiguous", "fused_mode", "compiled_collective"])
 
 
 def test_bad_input_raises_on_every_rank():
@@ -78,3 +78,13 @@ def test_fsdp2_matches_unsharded_cpu():
 
 def test_dtensor_and_tensor_parallel():
     launch(["dtensor"])
+
+
+def test_example_train_ddp_under_torchrun():
+    """examples/train_ddp.py as README and `make demo` run it."""
+    example = os.path.join(os.path.dirname(HERE), "examples", "train_ddp.py")
+    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    r = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(WORLD), example],
+                       capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "weights equal to the single-process CPU run: True" in r.stdout, r.stdout[-3000:]

@@ -360,6 +360,22 @@ def case_dtensor(rank, world):
     close(tp[2].weight.grad.full_tensor(), ref[2].weight.grad)
 
 
+def case_compiled_collective(rank, world):
+    """A compiled graph with a functional collective (as DTensor makes under
+    torch.compile) gives eager's results on every call."""
+    import torch._dynamo
+    import torch.distributed._functional_collectives as funcol
+
+    def f(x):
+        return funcol.all_reduce(x * 2, "sum", dist.group.WORLD) + 1
+
+    cf = torch.compile(f, backend="tpu")
+    for i in range(3):
+        x = inp(rank, 4, torch.float32) + i
+        close(cf(x.to(DEV)), sum((inp(r, 4, torch.float32) + i) * 2 for r in range(world)) + 1)
+    torch._dynamo.reset()
+
+
 def main():
     rank, world, port = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     cases = sys.argv[4].split(",")
