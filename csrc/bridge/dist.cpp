@@ -142,12 +142,7 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outs, std::vector<at::Tensor>& ins,
                                      const c10d::AllgatherOptions& o) override {
     auto h = stage(ins, kAllgather);
-    std::vector<std::vector<at::Tensor>> ho(outs.size());
-    size_t flat_index = 0;
-    for (size_t i = 0; i < outs.size(); i++) {
-      check_tpu(outs[i], kAllgather);
-      for (auto& t : outs[i]) ho[i].push_back(buf(kOutSlot + flat_index++, t.sizes(), t.scalar_type()));
-    }
+    auto ho = out_bufs(outs, kAllgather);
     finish(host_->allgather(ho, h, o));
     for (size_t i = 0; i < outs.size(); i++) unstage(outs[i], ho[i]);
     return completed(flat(outs));
@@ -174,12 +169,7 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> gather(std::vector<std::vector<at::Tensor>>& outs, std::vector<at::Tensor>& ins,
                                   const c10d::GatherOptions& o) override {
     auto h = stage(ins, kGather);
-    std::vector<std::vector<at::Tensor>> ho(outs.size());
-    size_t flat_index = 0;
-    for (size_t i = 0; i < outs.size(); i++) {
-      check_tpu(outs[i], kGather);
-      for (auto& t : outs[i]) ho[i].push_back(buf(kOutSlot + flat_index++, t.sizes(), t.scalar_type()));
-    }
+    auto ho = out_bufs(outs, kGather);
     finish(host_->gather(ho, h, o));
     if (getRank() == o.rootRank)
       for (size_t i = 0; i < outs.size(); i++) unstage(outs[i], ho[i]);
@@ -422,6 +412,17 @@ class TpuDistBackend : public c10d::Backend {
   void finish(c10::intrusive_ptr<Work> w) {
     w->wait();
     keeper_->keep(std::move(w));
+  }
+
+  // Host buffers for a list of output lists (all_gather, gather).
+  std::vector<std::vector<at::Tensor>> out_bufs(const std::vector<std::vector<at::Tensor>>& outs, int64_t op) {
+    std::vector<std::vector<at::Tensor>> ho(outs.size());
+    size_t k = 0;
+    for (size_t i = 0; i < outs.size(); i++) {
+      check_tpu(outs[i], op);
+      for (const auto& t : outs[i]) ho[i].push_back(buf(kOutSlot + k++, t.sizes(), t.scalar_type()));
+    }
+    return ho;
   }
 
   // Host staging buffers of the synchronous collectives, kept between calls:

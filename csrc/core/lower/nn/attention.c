@@ -76,10 +76,14 @@ static tt_val_t flat3(tt_shlo_fn_t* f, const sdpa_t* a, tt_val_t full) {
   return tt_l_reshape(f, full, 3, d);
 }
 
-/* Reads q, k, v, the mask (arg imask) and is_causal (arg icausal). */
-static void sdpa_setup(tt_lctx_t* c, sdpa_t* a, int iq, int imask, int icausal, int iscale,
-                       tt_dtype_t out_dt) {
+/* Reads q, k, v, the mask (arg imask), is_causal and scale. Arguments from q:
+ * q, k, v, then the schema's mask, dropout_p, is_causal and scale at their
+ * indices; a nonzero dropout_p is refused (the bridge never selects it). */
+static tt_status_t sdpa_setup(tt_lctx_t* c, sdpa_t* a, int iq, int imask, int idrop, int icausal,
+                              int iscale, tt_dtype_t out_dt) {
   tt_shlo_fn_t* f = c->f;
+  if (c->args[idrop].kind == TT_ARG_FLOAT && c->args[idrop].f != 0.0)
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: dropout is not lowered", c->op->name);
   tt_type_t qt = type_of(f, c->args[iq].val), kt = type_of(f, c->args[iq + 1].val);
   tt_type_t vt = type_of(f, c->args[iq + 2].val);
   a->rank = qt.rank;
@@ -114,6 +118,7 @@ static void sdpa_setup(tt_lctx_t* c, sdpa_t* a, int iq, int imask, int icausal, 
     tt_val_t causal = tt_l_compare(f, "LE", col, row);
     a->keep = a->keep == TT_SHLO_INVALID ? causal : tt_l_binary(f, "stablehlo.and", a->keep, causal);
   }
+  return NULL;
 }
 
 /* The attention weights P (N, L, S), and the row max m and sum z of the
@@ -157,10 +162,8 @@ static tt_status_t set_out3(tt_lctx_t* c, int i, tt_val_t v) {
  * debug_attn_mask). The undefined returns come as 0-d dummies. */
 static tt_status_t lower_sdpa(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  if (c->args[4].kind == TT_ARG_FLOAT && c->args[4].f != 0.0)
-    return tt_status_make(TT_INVALID_ARGUMENT, "%s: dropout is not lowered", c->op->name);
   sdpa_t a;
-  sdpa_setup(c, &a, 0, 3, 5, 7, c->out_types[0].dtype);
+  TT_RETURN_IF_ERROR(sdpa_setup(c, &a, 0, 3, 4, 5, 7, c->out_types[0].dtype));
   tt_val_t m, z;
   tt_val_t p = sdpa_probs(f, &a, &m, &z);
   TT_RETURN_IF_ERROR(set_out3(c, 0, bdot(f, p, 2, a.v, 1)));
@@ -198,10 +201,8 @@ static tt_status_t set_bias_grad(tt_lctx_t* c, const sdpa_t* a, int i, tt_val_t 
  * -> (grad_query, grad_key, grad_value, grad_attn_bias). P is recomputed. */
 static tt_status_t lower_sdpa_bwd(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  if (c->args[12].kind == TT_ARG_FLOAT && c->args[12].f != 0.0)
-    return tt_status_make(TT_INVALID_ARGUMENT, "%s: dropout is not lowered", c->op->name);
   sdpa_t a;
-  sdpa_setup(c, &a, 1, 4, 13, 16, c->out_types[0].dtype);
+  TT_RETURN_IF_ERROR(sdpa_setup(c, &a, 1, 4, 12, 13, 16, c->out_types[0].dtype));
   tt_val_t p = sdpa_probs(f, &a, NULL, NULL);
   tt_type_t got = type_of(f, c->args[0].val);
   int64_t gd[3] = {a.n, a.l, got.dims[got.rank - 1]};
