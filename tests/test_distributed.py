@@ -55,7 +55,7 @@ def test_backend_is_registered():
 
 
 def test_collectives():
-    launch(["all_reduce", "broadcast_reduce", "all_gather", "reduce_scatter", "all_to_all", "gather_scatter",
+    launch(["all_reduce", "in_place_on_device_memory", "broadcast_reduce", "all_gather", "reduce_scatter", "all_to_all", "gather_scatter",
             "send_recv", "async_and_barrier", "objects", "non_contiguous", "fused_mode", "compiled_collective"])
 
 

@@ -22,6 +22,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "bridge.h"
 #include "meta.h"
 
 namespace py = pybind11;
@@ -131,7 +132,7 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& ts, const c10d::ReduceOptions& o) override {
-    auto h = stage(ts, kReduce, o.reduceOp);
+    auto h = stage(ts, kReduce, o.reduceOp, false);  // gloo may use a non-root's buffer as scratch
     c10d::ReduceOptions ho = o;
     if (o.reduceOp == ReduceOp::AVG) ho.reduceOp = ReduceOp::SUM;
     finish(host_->reduce(h, ho));
@@ -229,8 +230,11 @@ class TpuDistBackend : public c10d::Backend {
     check_tpu(ins, kAlltoallBase);
     check_tpu(outs, kAlltoallBase);
     agree(kAlltoallBase, in.scalar_type(), in.dim() ? in.numel() / std::max<int64_t>(1, in.size(0)) : 1);
-    at::Tensor hi = buf(0, in.sizes(), in.scalar_type());
-    hi.copy_(in);
+    at::Tensor hi = window(in);
+    if (!hi.defined()) {
+      hi = buf(0, in.sizes(), in.scalar_type());
+      hi.copy_(in);
+    }
     at::Tensor ho = buf(kOutSlot, out.sizes(), out.scalar_type());
     std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
     finish(host_->alltoall_base(ho, hi, os, is, o));
@@ -328,19 +332,45 @@ class TpuDistBackend : public c10d::Backend {
     return h;
   }
 
-  // Signature check, then the host copies of ts.
-  std::vector<at::Tensor> stage(const std::vector<at::Tensor>& ts, int64_t op, ReduceOp rop = ReduceOp::SUM) {
+  // Signature check, then ts on the host: where `in_place` (the host op may
+  // read and write ts' bytes) and the device's memory is host memory (the CPU
+  // plugins), the device buffers themselves, no copy (a window: see
+  // tt_view_host_window); else copies in reused host buffers.
+  std::vector<at::Tensor> stage(const std::vector<at::Tensor>& ts, int64_t op, ReduceOp rop = ReduceOp::SUM,
+                                bool in_place = true) {
     check_tpu(ts, op);
     TORCH_CHECK(rop != ReduceOp::PREMUL_SUM, "tpu_dist ", op_name(op), ": PREMUL_SUM is not supported");
     int64_t numel = 0;
     for (const auto& t : ts) numel += t.numel();
     agree(op, ts.empty() ? at::kFloat : ts[0].scalar_type(), numel, (int64_t)rop);
+    windows_.clear();
     std::vector<at::Tensor> h;
     for (size_t i = 0; i < ts.size(); i++) {
+      at::Tensor w = in_place ? window(ts[i]) : at::Tensor();
+      if (w.defined()) {
+        windows_.emplace_back(ts[i].unsafeGetTensorImpl(), w.const_data_ptr());
+        h.push_back(w);
+        continue;
+      }
       h.push_back(buf(i, ts[i].sizes(), ts[i].scalar_type()));
       h.back().copy_(ts[i]);  // one copy, straight from the device buffer
     }
     return h;
+  }
+
+  // t's bytes in its device buffer as a CPU tensor, or undefined.
+  static at::Tensor window(const at::Tensor& t) {
+    tt_view_t v = to_view(t);
+    void* addr = nullptr;
+    TT_CHECK_STATUS(tt_view_host_window(runtime(), &v, &addr), "tpu_dist");
+    if (!addr) return {};
+    return at::from_blob(addr, t.sizes(), t.strides(), t.options().device(at::kCPU));
+  }
+
+  bool is_window(const at::Tensor& t, const at::Tensor& h) const {
+    for (const auto& [impl, addr] : windows_)
+      if (impl == t.unsafeGetTensorImpl() && addr == h.const_data_ptr()) return true;
+    return false;
   }
 
   // Every rank passes (op, dtype, count, reduce op); all must be equal.
@@ -381,7 +411,7 @@ class TpuDistBackend : public c10d::Backend {
         if (at::isIntegralType(h[i].scalar_type(), true)) h[i].div_(getSize(), "trunc");
         else h[i].div_(getSize());
       }
-      ts[i].copy_(h[i]);
+      if (!is_window(ts[i], h[i])) ts[i].copy_(h[i]);
     }
   }
 
@@ -441,6 +471,7 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> host_;
   std::unordered_map<size_t, at::Tensor> bufs_;
   std::shared_ptr<Keeper> keeper_ = std::make_shared<Keeper>();
+  std::vector<std::pair<const c10::TensorImpl*, const void*>> windows_;  // of the op being staged
 };
 
 }  // namespace

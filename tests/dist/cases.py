@@ -48,6 +48,30 @@ def case_all_reduce(rank, world):
         close(t, s / world if dtype.is_floating_point else torch.div(s, world, rounding_mode="trunc"))
 
 
+def case_in_place_on_device_memory(rank, world):
+    # On the CPU plugins the collective works in the device buffer itself:
+    # pending producers, views of the storage, later readers and the source
+    # of the value must all see the right bytes.
+    want = sum(inp(r, 64, torch.float32) * 3 for r in range(world))
+    for mode in ("strict", "fused"):
+        with torch_tpu.eager_mode(mode):
+            a = inp(rank, 64, torch.float32).to(DEV)
+            b = a * 3  # still running (or recorded) when the collective starts
+            v = b.view(8, 8)
+            dist.all_reduce(b)
+            close(v.t() + 1, want.view(8, 8).t() + 1)  # read through a view, by a program
+            close(a, inp(rank, 64, torch.float32))  # the producer's input is untouched
+            c = b.clone()
+            dist.all_reduce(b, op=dist.ReduceOp.AVG)
+            close(b, want * world / world)
+            close(c, want)  # a copy made before is its own buffer
+            x = inp(rank, 6, torch.int64).to(DEV)
+            y = x + 0
+            dist.broadcast(y, src=0)
+            close(y, inp(0, 6, torch.int64))
+            close(x, inp(rank, 6, torch.int64))
+
+
 def case_broadcast_reduce(rank, world):
     for dtype in (torch.float32, torch.int64):
         t = inp(rank, 5, dtype).to(DEV)

@@ -389,6 +389,24 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   return st;
 }
 
+tt_status_t tt_view_host_window(tt_runtime_t* rt, const tt_view_t* v, void** addr) {
+  *addr = NULL;
+  if (v->conj || v->neg || !tt__view_is_full(v) || tt_view_numel(v) == 0) return NULL;
+  /* every op that reads or writes the storage has run: no program touches the
+   * bytes while the caller does (a program whose results were all dropped may
+   * still run, and nothing observes what it reads) */
+  TT_RETURN_IF_ERROR(tt_runtime_synchronize(rt, -1));
+  pthread_mutex_lock(&rt->mu);
+  tt_storage_t* s = v->storage;
+  tt_status_t st = NULL;
+  if (s->state == TT_STORAGE_MATERIALIZED && s->buf_dtype == v->dtype && s->buf_numel == tt_view_numel(v)) {
+    st = tt__storage_await(s);
+    if (!st) *addr = (void*)tt_pjrt_buffer_host_address(rt->pjrt, s->buf);
+  }
+  pthread_mutex_unlock(&rt->mu);
+  return st;
+}
+
 tt_status_t tt_storage_copy(tt_storage_t* dst, tt_storage_t* src) {
   tt_runtime_t* rt = dst->rt;
   if (dst->nbytes != src->nbytes)

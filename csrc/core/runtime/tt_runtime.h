@@ -124,6 +124,15 @@ int64_t tt_view_numel(const tt_view_t* v);
 /* host <-> device. `host` is dense row-major of the view's dtype and sizes. */
 tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const void* host);
 tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host);
+/* Where device memory is host memory (the CPU plugins): synchronizes the
+ * runtime (every recorded and pending op done), then sets *addr to where a
+ * full, contiguous view's bytes live in its storage's buffer. The caller may
+ * read and write them in place, with no op on the device in between, until
+ * it launches the next op (e.g. a host collective reducing in device memory).
+ * *addr is NULL (and the status OK) when that does not apply: another plugin,
+ * a view that is not its whole storage, a storage never written or holding
+ * another dtype, a lazy conj/neg bit. Borrowed; the storage keeps the buffer. */
+tt_status_t tt_view_host_window(tt_runtime_t* rt, const tt_view_t* v, void** addr);
 
 /* dst = src converted to dst's dtype (and broadcast to its shape). */
 tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_view_t* src);

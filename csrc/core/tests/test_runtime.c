@@ -81,6 +81,47 @@ static void check_roundtrips(tt_runtime_t* rt) {
 }
 static void test_roundtrips(void) { FOR_EACH_RT(check_roundtrips); }
 
+/* A host window is the storage's bytes in place: written through it, read
+ * back by the runtime and by a program; none for views that are not the
+ * whole storage, for another dtype, or for a storage never written. */
+static void check_host_window(tt_runtime_t* rt) {
+  const float f[6] = {1, 2, 3, 4, 5, 6};
+  tt_storage_t* s = NULL;
+  TT_CHECK_OK(host_storage(rt, 0, TT_F32, 6, f, &s));
+  tt_view_t v = flat(s, TT_F32, 6);
+  void* addr = NULL;
+  TT_CHECK_OK(tt_view_host_window(rt, &v, &addr));
+  if (!addr) { /* the CPU plugins' device memory is host memory, unless reads from it are off */
+    if (tt_env_flag(TT_ENV_HOST_ADDRESS_READS)) FAILF("no host window on a CPU plugin");
+    tt_storage_release(s);
+    return;
+  }
+  TT_CHECK(memcmp(addr, f, sizeof(f)) == 0);
+  ((float*)addr)[2] = -30.0f;
+  float got[6];
+  SUB(read_f32(rt, s, 6, got));
+  TT_CHECK(got[2] == -30.0f && got[5] == 6.0f);
+  tt_view_t odd = VIEW(s, TT_F32, I64S(3), I64S(2), 0); /* through a program */
+  TT_CHECK_OK(tt_view_read_host(rt, &odd, got));
+  TT_CHECK(got[0] == 1.0f && got[1] == -30.0f && got[2] == 5.0f);
+  void* none = &none;
+  TT_CHECK_OK(tt_view_host_window(rt, &odd, &none));
+  TT_CHECK(none == NULL);
+  tt_view_t as_i32 = flat(s, TT_I32, 6);
+  none = &none;
+  TT_CHECK_OK(tt_view_host_window(rt, &as_i32, &none));
+  TT_CHECK(none == NULL);
+  tt_storage_t* e = NULL;
+  TT_CHECK_OK(tt_storage_create(rt, 0, 24, &e));
+  tt_view_t ev = flat(e, TT_F32, 6);
+  none = &none;
+  TT_CHECK_OK(tt_view_host_window(rt, &ev, &none));
+  TT_CHECK(none == NULL && tt_storage_state(e) == TT_STORAGE_EMPTY);
+  tt_storage_release(e);
+  tt_storage_release(s);
+}
+static void test_host_window(void) { FOR_EACH_RT(check_host_window); }
+
 static void check_resize(tt_runtime_t* rt) {
   const float src[4] = {1, 2, 3, 4};
   tt_storage_t* s = NULL;
@@ -471,6 +512,7 @@ int main(void) {
   open_runtimes();
   TT_RUN(test_storage_basics);
   TT_RUN(test_roundtrips);
+  TT_RUN(test_host_window);
   TT_RUN(test_resize);
   TT_RUN(test_storage_copy);
   TT_RUN(test_memory_stats);
