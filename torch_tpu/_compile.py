@@ -20,6 +20,7 @@ once the program is replayed.
 """
 import torch
 import torch.fx
+import torch.fx.passes.split_module
 
 from . import _C, _buckets
 
@@ -297,13 +298,72 @@ class CompiledGraph:
 _graphs = []  # the compiled graphs of this process, newest last (for tests and stats)
 
 
+def _note(g):
+    _graphs.append(g)
+    if len(_graphs) > 256:
+        del _graphs[0]
+    return g
+
+
+def _is_collective(n):
+    return n.op == "call_function" and getattr(n.target, "namespace", None) == "_c10d_functional"
+
+
+class _Segment(torch.nn.Module):
+    """A part of a split graph, captured as its own CompiledGraph."""
+
+    def __init__(self, cg, single):
+        super().__init__()
+        self.cg, self.single = cg, single
+
+    def forward(self, *args):
+        out = self.cg(list(args))
+        return out[0] if self.single else tuple(out)
+
+
+class SplitGraph:
+    """A graph with functional collectives (DTensor, funcol): a collective
+    reads and writes the host on the CPU plugins, so one program cannot hold
+    it. The graph is split there: the collectives run eagerly, each part
+    between them is captured and replayed as its own program."""
+
+    def __init__(self, gm, kind):
+        self._boxed_call = True
+        seg, part = [0], {}
+
+        def split(n):
+            if _is_collective(n):
+                seg[0] += 1
+                part[n] = seg[0]
+                seg[0] += 1
+                return part[n]
+            return seg[0]
+
+        self.split = torch.fx.passes.split_module.split_module(gm, gm, split, keep_original_order=True)
+        meta = {n.name: n.meta for n in gm.graph.nodes}
+        collective_parts = set(part.values())
+        for name, sub in list(self.split.named_children()):
+            idx = int(name.rsplit("_", 1)[1])
+            if idx in collective_parts:
+                continue
+            for n in sub.graph.nodes:  # the original nodes' metadata (values, sizes)
+                if n.op == "placeholder" and n.name in meta:
+                    n.meta = dict(meta[n.name])
+            out = next(n for n in sub.graph.nodes if n.op == "output").args[0]
+            single = not isinstance(out, (tuple, list))
+            setattr(self.split, name, _Segment(_note(CompiledGraph(sub, kind)), single))
+
+    def __call__(self, args):
+        out = self.split(*args)
+        args.clear()
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
 def _compiler(kind):
     def compile_graph(gm, example_inputs):
-        g = CompiledGraph(gm, kind)
-        _graphs.append(g)
-        if len(_graphs) > 256:
-            del _graphs[0]
-        return g
+        if any(_is_collective(n) for n in gm.graph.nodes):
+            return SplitGraph(gm, kind)
+        return _note(CompiledGraph(gm, kind))
 
     return compile_graph
 

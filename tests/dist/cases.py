@@ -393,10 +393,31 @@ def case_compiled_collective(rank, world):
     def f(x):
         return funcol.all_reduce(x * 2, "sum", dist.group.WORLD) + 1
 
+    from torch_tpu import _compile
+
+    n0 = len(_compile.compiled_graphs())
     cf = torch.compile(f, backend="tpu")
     for i in range(3):
         x = inp(rank, 4, torch.float32) + i
         close(cf(x.to(DEV)), sum((inp(r, 4, torch.float32) + i) * 2 for r in range(world)) + 1)
+    # a tensor-parallel MLP (DTensor) under torch.compile: CPU's results
+    import copy
+
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    mesh = init_device_mesh(DEV, (world,))
+    torch.manual_seed(4)
+    ref = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+    tp = parallelize_module(copy.deepcopy(ref).to(DEV), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    ctp = torch.compile(tp, backend="tpu")
+    for k in range(2):
+        x = torch.randn(3, 8, generator=torch.Generator().manual_seed(5 + k))
+        out = ctp(x.to(DEV))
+        close(out.full_tensor() if hasattr(out, "full_tensor") else out, ref(x))
+    # split at the collective: the parts before and after it are captured and replayed
+    parts = _compile.compiled_graphs()[n0:n0 + 2]
+    assert len(parts) == 2 and all(p["captures"] == 1 and p["replays"] == 2 for p in parts), parts
     torch._dynamo.reset()
 
 
