@@ -57,6 +57,21 @@ from . import distributed  # noqa: E402  (registers the tpu_dist process-group b
 
 tpu_device = api.tpu_device
 
+
+def _drain_autograd_threads():
+    """At exit: see drain_autograd_threads in csrc/bridge/module.cpp (an
+    abort at exit after a backward on the device, torch 2.13)."""
+    try:
+        if _device_module.is_initialized():
+            _C._drain_autograd_threads(_device_module.device_count())
+    except Exception:
+        pass  # a device that failed meanwhile: nothing to drain
+
+
+import atexit as _atexit  # noqa: E402
+
+_atexit.register(_drain_autograd_threads)
+
 __all__ = ["api", "cpu_fallback", "eager_mode", "tpu_device", "supported_ops"]
 
 

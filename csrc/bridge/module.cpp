@@ -86,6 +86,26 @@ py::list env_vars() {
   }
   return l;
 }
+// At exit (atexit, before the interpreter finalizes): torch 2.13's backward
+// stashes a Python object (the contextvars context) in the thread-local state
+// each graph task captures. When autograd's device thread drops the last
+// reference to a finished graph task while the interpreter finalizes, the
+// decref's GIL acquisition ends the thread inside a destructor and the process
+// aborts ("terminate called without an active exception"). A device thread
+// works through its tasks in order: one more backward on each device, run from
+// C++ (no Python objects in its state, tensors without Python objects) with
+// the GIL released, makes the thread drop the earlier tasks first, while
+// taking the GIL is still possible.
+void drain_autograd_threads(int ndev) {
+  py::gil_scoped_release nogil;
+  at::AutoGradMode grad(true);
+  for (int d = 0; d < ndev; d++) {
+    auto opts = at::TensorOptions().device(c10::Device(c10::DeviceType::PrivateUse1, (c10::DeviceIndex)d));
+    at::Tensor x = at::zeros({}, opts).requires_grad_(true);
+    at::Tensor y = x.mul(2);
+    torch::autograd::grad({y}, {x}, {at::ones_like(y)});
+  }
+}
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -103,6 +123,7 @@ PYBIND11_MODULE(_C, m) {
     TT_CHECK_STATUS(tt_runtime_synchronize(runtime(), d), "synchronize");
   });
   m.def("_info", &info);
+  m.def("_drain_autograd_threads", &drain_autograd_threads);
   m.def("_stats", &stats);
   m.def("_mem_info", [](int d) {
     int64_t free_b = 0, total = 0;
