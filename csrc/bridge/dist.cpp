@@ -230,11 +230,7 @@ class TpuDistBackend : public c10d::Backend {
     check_tpu(ins, kAlltoallBase);
     check_tpu(outs, kAlltoallBase);
     agree(kAlltoallBase, in.scalar_type(), in.dim() ? in.numel() / std::max<int64_t>(1, in.size(0)) : 1);
-    at::Tensor hi = window(in);
-    if (!hi.defined()) {
-      hi = buf(0, in.sizes(), in.scalar_type());
-      hi.copy_(in);
-    }
+    at::Tensor hi = host_input(in);
     at::Tensor ho = buf(kOutSlot, out.sizes(), out.scalar_type());
     std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
     finish(host_->alltoall_base(ho, hi, os, is, o));
@@ -260,8 +256,7 @@ class TpuDistBackend : public c10d::Backend {
     for (auto& t : outs) out_splits.push_back(t.numel());
     agree(kAlltoall, ins[0].scalar_type(), 0);
     at::Tensor all = at::cat(parts);
-    at::Tensor hi = buf(0, all.sizes(), all.scalar_type());
-    hi.copy_(all);
+    at::Tensor hi = host_input(all);
     at::Tensor ho = buf(kOutSlot, {std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})},
                         all.scalar_type());
     std::vector<int64_t> os = out_splits, is = in_splits;  // gloo may move from its split vectors
@@ -365,6 +360,15 @@ class TpuDistBackend : public c10d::Backend {
     TT_CHECK_STATUS(tt_view_host_window(runtime(), &v, &addr), "tpu_dist");
     if (!addr) return {};
     return at::from_blob(addr, t.sizes(), t.strides(), t.options().device(at::kCPU));
+  }
+
+  // A read-only input on the host: its window, else a copy in staging slot 0.
+  at::Tensor host_input(const at::Tensor& t) {
+    at::Tensor h = window(t);
+    if (h.defined()) return h;
+    h = buf(0, t.sizes(), t.scalar_type());
+    h.copy_(t);
+    return h;
   }
 
   bool is_window(const at::Tensor& t, const at::Tensor& h) const {
