@@ -63,6 +63,10 @@ def test_bad_input_raises_on_every_rank():
     launch(["cpu_tensor_error", "mismatch_error"])
 
 
+def test_device_path_refused_on_the_cpu_plugin():
+    launch(["noinit_device_path_refused"])
+
+
 def test_mpmd_ranks_run_different_code():
     outs = launch(["mpmd"])
     assert "rank 0 only" in outs[0] and "rank 0 only" not in outs[1]

@@ -62,7 +62,7 @@ def _drain_autograd_threads():
     """At exit: see drain_autograd_threads in csrc/bridge/module.cpp (an
     abort at exit after a backward on the device, torch 2.13)."""
     try:
-        if _device_module.is_initialized():
+        if _C._runtime_started():  # (is_initialized() would start the plugin at exit)
             _C._drain_autograd_threads(_device_module.device_count())
     except Exception:
         pass  # a device that failed meanwhile: nothing to drain

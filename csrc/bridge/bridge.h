@@ -31,6 +31,14 @@ tt_runtime_t* runtime();
 int device_count_nothrow();
 std::string init_error();  // "" if the runtime loaded
 void set_search_path(const std::vector<std::string>& dirs);
+// Whether the runtime has started (never starts it).
+bool runtime_started();
+// Starts the runtime with a PJRT client across the num_nodes processes of a
+// job (this one node_id; local_device >= 0: the one local device it uses),
+// which find each other through kv. Returns "" when the client spans the
+// processes, else why not; the runtime then serves this process only (also
+// when it had started before).
+std::string open_distributed(const tt_pjrt_kv_t& kv, int node_id, int num_nodes, int local_device);
 
 // Current device of this thread.
 c10::DeviceIndex current_device();

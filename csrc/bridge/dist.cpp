@@ -11,11 +11,23 @@
 // of different shapes) raises an error on every rank at once instead of a
 // hang. Work objects are completed when returned: the host copy is a sync
 // point anyway (Fused Eager flushes there, as at any host read).
+//
+// Where the PJRT client spans the processes (GPU plugins: init_process_group
+// before the device's first use opens it with node_id/num_nodes and the c10d
+// store as its key-value store, see open_distributed), all_reduce, broadcast,
+// reduce, all_gather, reduce_scatter and even all_to_all run as StableHLO
+// collectives on the devices (tt_runtime_collective): the data never leaves
+// them, and the work is asynchronous like any op. The rest (gather, scatter,
+// point to point, uneven all_to_all, complex dtypes) stays on the host path.
+// TORCH_TPU_DIST_COLLECTIVES=device also takes that path where a group's
+// members are all in this process (a group of one on the CPU plugin).
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -100,15 +112,89 @@ class StagedWork : public Work {
   bool finished_ = false;
 };
 
+// The c10d store as the PJRT client's key-value store (tt_pjrt_kv_t). It
+// lives as long as the process: the plugin calls it while the client lives.
+struct StoreKV {
+  c10::intrusive_ptr<c10d::Store> store;
+
+  static tt_status_t fail(const std::exception& e, const char* what, const char* key, size_t klen) {
+    return tt_status_make(TT_UNAVAILABLE, "c10d store %s of %.*s: %s", what, (int)klen, key, e.what());
+  }
+  static void give(const std::vector<uint8_t>& v, char** value, size_t* len) {
+    *value = static_cast<char*>(std::malloc(v.size() + 1));
+    if (!v.empty()) std::memcpy(*value, v.data(), v.size());
+    *len = v.size();
+  }
+  static tt_status_t get(void* ctx, const char* key, size_t klen, int timeout_ms, char** value, size_t* len) {
+    auto* self = static_cast<StoreKV*>(ctx);
+    std::string k(key, klen);
+    try {
+      self->store->wait({k}, std::chrono::milliseconds(timeout_ms));
+      give(self->store->get(k), value, len);
+      return nullptr;
+    } catch (const std::exception& e) {
+      return fail(e, "get", key, klen);
+    }
+  }
+  static tt_status_t try_get(void* ctx, const char* key, size_t klen, char** value, size_t* len) {
+    auto* self = static_cast<StoreKV*>(ctx);
+    std::string k(key, klen);
+    try {
+      if (!self->store->check({k})) return tt_status_make(TT_NOT_FOUND, "no key %s", k.c_str());
+      give(self->store->get(k), value, len);
+      return nullptr;
+    } catch (const std::exception& e) {
+      return fail(e, "try_get", key, klen);
+    }
+  }
+  static tt_status_t put(void* ctx, const char* key, size_t klen, const char* value, size_t vlen) {
+    auto* self = static_cast<StoreKV*>(ctx);
+    try {
+      self->store->set(std::string(key, klen), std::vector<uint8_t>(value, value + vlen));
+      return nullptr;
+    } catch (const std::exception& e) {
+      return fail(e, "set", key, klen);
+    }
+  }
+};
+
+std::string open_with_store(c10::intrusive_ptr<c10d::Store> store, int rank, int size, int local_device) {
+  static StoreKV* kv = nullptr;  // the first group's store, kept for the process
+  if (!kv) kv = new StoreKV{std::move(store)};
+  tt_pjrt_kv_t k{kv, &StoreKV::get, &StoreKV::try_get, &StoreKV::put};
+  return open_distributed(k, rank, size, local_device);
+}
+
+tt_coll_op_t coll_op(ReduceOp rop) {
+  switch (rop) {
+    case ReduceOp::SUM: return TT_COLL_SUM;
+    case ReduceOp::PRODUCT: return TT_COLL_PROD;
+    case ReduceOp::MIN: return TT_COLL_MIN;
+    case ReduceOp::MAX: return TT_COLL_MAX;
+    case ReduceOp::AVG: return TT_COLL_AVG;
+    default: TORCH_CHECK(false, "tpu_dist: reduce op ", (int)rop, " is not supported");
+  }
+}
+
 class TpuDistBackend : public c10d::Backend {
  public:
   // `host`: the backend that moves host tensors (gloo); shared, kept alive here.
-  TpuDistBackend(int rank, int size, c10::intrusive_ptr<c10d::Backend> host)
-      : c10d::Backend(rank, size), host_(std::move(host)) {}
+  // `device_ids`: the global device id of each rank's device, where the
+  // collectives run on the devices (else empty: the host path).
+  TpuDistBackend(int rank, int size, c10::intrusive_ptr<c10d::Backend> host, std::vector<int64_t> device_ids)
+      : c10d::Backend(rank, size), host_(std::move(host)), ids_(std::move(device_ids)) {
+    TORCH_CHECK(ids_.empty() || (int)ids_.size() == size, "tpu_dist: ", ids_.size(), " device ids for ", size,
+                " ranks");
+  }
 
   const std::string getBackendName() const override { return "tpu_dist"; }
+  bool device_path() const { return !ids_.empty(); }
 
   c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& ts, const c10d::BroadcastOptions& o) override {
+    if (on_device(ts, kBroadcast)) {
+      for (auto& t : ts) device_op(TT_COLL_BROADCAST, TT_COLL_SUM, (int)o.rootRank, t, t, t.numel(), kBroadcast);
+      return completed(ts);
+    }
     auto h = stage(ts, kBroadcast);
     finish(host_->broadcast(h, o));
     if (getRank() != o.rootRank) unstage(ts, h);
@@ -116,6 +202,10 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& ts, const AllreduceOptions& o) override {
+    if (on_device(ts, kAllreduce, o.reduceOp)) {
+      for (auto& t : ts) device_op(TT_COLL_ALL_REDUCE, coll_op(o.reduceOp), 0, t, t, t.numel(), kAllreduce);
+      return completed(ts);
+    }
     auto h = stage(ts, kAllreduce, o.reduceOp);
     finish(host_->allreduce(h, host_opts(o)));
     unstage(ts, h, o.reduceOp);
@@ -132,6 +222,11 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& ts, const c10d::ReduceOptions& o) override {
+    if (on_device(ts, kReduce, o.reduceOp)) {
+      for (auto& t : ts)
+        device_op(TT_COLL_REDUCE, coll_op(o.reduceOp), (int)o.rootRank, t, t, t.numel(), kReduce);
+      return completed(ts);
+    }
     auto h = stage(ts, kReduce, o.reduceOp, false);  // gloo may use a non-root's buffer as scratch
     c10d::ReduceOptions ho = o;
     if (o.reduceOp == ReduceOp::AVG) ho.reduceOp = ReduceOp::SUM;
@@ -142,6 +237,18 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outs, std::vector<at::Tensor>& ins,
                                      const c10d::AllgatherOptions& o) override {
+    if (ins.size() == 1 && outs.size() == 1 && (int)outs[0].size() == getSize() && on_device(ins, kAllgather)) {
+      const at::Tensor& in = ins[0];
+      for (const auto& t : outs[0])
+        TORCH_CHECK(is_tpu(t) && t.numel() == in.numel() && t.scalar_type() == in.scalar_type(),
+                    "tpu_dist all_gather: every output must match the input (", in.scalar_type(), in.sizes(),
+                    "), got ", t.scalar_type(), t.sizes(), " on ", t.device());
+      at::Tensor all = at::empty({in.numel() * getSize()}, in.options());
+      device_op(TT_COLL_ALL_GATHER, TT_COLL_SUM, 0, in, all, in.numel(), kAllgather);
+      for (int r = 0; r < getSize(); r++)
+        outs[0][r].copy_(all.narrow(0, r * in.numel(), in.numel()).view(outs[0][r].sizes()));
+      return completed(flat(outs));
+    }
     auto h = stage(ins, kAllgather);
     auto ho = out_bufs(outs, kAllgather);
     finish(host_->allgather(ho, h, o));
@@ -151,6 +258,15 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> _allgather_base(at::Tensor& out, at::Tensor& in, const c10d::AllgatherOptions& o) override {
     std::vector<at::Tensor> ins{in}, outs{out};
+    if (on_device(ins, kAllgatherBase)) {
+      check_tpu(outs, kAllgatherBase);
+      TORCH_CHECK(out.numel() == in.numel() * getSize() && out.scalar_type() == in.scalar_type(),
+                  "tpu_dist all_gather_into_tensor: the output must hold world_size (", getSize(),
+                  ") times the input's elements of its dtype; got ", out.scalar_type(), out.sizes(), " for ",
+                  in.scalar_type(), in.sizes());
+      device_op(TT_COLL_ALL_GATHER, TT_COLL_SUM, 0, in, out, in.numel(), kAllgatherBase);
+      return completed(outs);
+    }
     auto h = stage(ins, kAllgatherBase);
     check_tpu(outs, kAllgatherBase);
     at::Tensor ho = buf(kOutSlot, out.sizes(), out.scalar_type());
@@ -229,6 +345,11 @@ class TpuDistBackend : public c10d::Backend {
     std::vector<at::Tensor> ins{in}, outs{out};
     check_tpu(ins, kAlltoallBase);
     check_tpu(outs, kAlltoallBase);
+    if (out_splits.empty() && in_splits.empty() && in.numel() == out.numel() && in.numel() % getSize() == 0 &&
+        on_device(ins, kAlltoallBase)) {
+      device_op(TT_COLL_ALL_TO_ALL, TT_COLL_SUM, 0, in, out, in.numel() / getSize(), kAlltoallBase);
+      return completed(outs);
+    }
     agree(kAlltoallBase, in.scalar_type(), in.dim() ? in.numel() / std::max<int64_t>(1, in.size(0)) : 1);
     at::Tensor hi = host_input(in);
     at::Tensor ho = buf(kOutSlot, out.sizes(), out.scalar_type());
@@ -298,6 +419,42 @@ class TpuDistBackend : public c10d::Backend {
   }
 
  private:
+  // Whether this op runs on the devices: a group with device ids, a dtype
+  // the device collectives take (complex stays on the host path). Checks
+  // the tensors and agrees on the signature first, as the host path does.
+  bool on_device(const std::vector<at::Tensor>& ts, int64_t op, ReduceOp rop = ReduceOp::SUM) {
+    if (ids_.empty()) return false;
+    check_tpu(ts, op);
+    for (const auto& t : ts)
+      if (t.is_complex() || t.scalar_type() != ts[0].scalar_type()) return false;
+    TORCH_CHECK(rop != ReduceOp::PREMUL_SUM, "tpu_dist ", op_name(op), ": PREMUL_SUM is not supported");
+    TORCH_CHECK(!(rop == ReduceOp::AVG && !ts.empty() && ts[0].scalar_type() == at::kBool), "tpu_dist ",
+                op_name(op), ": AVG of bool tensors");
+    int64_t numel = 0;
+    for (const auto& t : ts) numel += t.numel();
+    agree(op, ts.empty() ? at::kFloat : ts[0].scalar_type(), numel, (int64_t)rop);
+    return true;
+  }
+
+  // One collective program on this rank's device: `count` elements per
+  // rank as tt_collective_t counts them; in and out of any layout.
+  void device_op(tt_coll_kind_t kind, tt_coll_op_t cop, int root, const at::Tensor& in, const at::Tensor& out,
+                 int64_t count, int64_t op) {
+    if (in.numel() == 0 && out.numel() == 0) return;
+    tt_collective_t c;
+    std::memset(&c, 0, sizeof(c));
+    c.kind = kind;
+    c.op = cop;
+    c.root = root;
+    c.dtype = to_tt_dtype(in.scalar_type());
+    c.count = count;
+    c.group_size = getSize();
+    c.group_ids = ids_.data();
+    c.producer = op_name(op);
+    tt_view_t vi = to_view(in), vo = to_view(out);
+    TT_CHECK_STATUS(tt_runtime_collective(runtime(), &c, &vi, &vo, 1), "tpu_dist");
+  }
+
   static void check_tpu(const std::vector<at::Tensor>& ts, int64_t op) {
     for (const auto& t : ts) {
       TORCH_CHECK(t.defined(), "tpu_dist ", op_name(op), ": undefined tensor");
@@ -421,6 +578,10 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> reduce_scatter_flat(at::Tensor& out, const at::Tensor& all, ReduceOp rop, int64_t op) {
     std::vector<at::Tensor> a{all};
+    if (on_device(a, op, rop)) {
+      device_op(TT_COLL_REDUCE_SCATTER, coll_op(rop), 0, all, out, out.numel(), op);
+      return completed({out});
+    }
     auto h = stage(a, op, rop);
     AllreduceOptions ao;
     ao.reduceOp = rop;
@@ -476,14 +637,55 @@ class TpuDistBackend : public c10d::Backend {
   std::unordered_map<size_t, at::Tensor> bufs_;
   std::shared_ptr<Keeper> keeper_ = std::make_shared<Keeper>();
   std::vector<std::pair<const c10::TensorImpl*, const void*>> windows_;  // of the op being staged
+  std::vector<int64_t> ids_;  // the device path: each rank's global device id
 };
 
 }  // namespace
 
 void register_dist(py::module_& m) {
   py::class_<TpuDistBackend, c10d::Backend, c10::intrusive_ptr<TpuDistBackend>>(m, "_TpuDistBackend")
-      .def(py::init<int, int, c10::intrusive_ptr<c10d::Backend>>(), py::arg("rank"), py::arg("size"),
-           py::arg("host"));
+      .def(py::init<int, int, c10::intrusive_ptr<c10d::Backend>, std::vector<int64_t>>(), py::arg("rank"),
+           py::arg("size"), py::arg("host"), py::arg("device_ids"))
+      .def("_on_device", &TpuDistBackend::device_path);
+  m.def(
+      "_open_distributed",
+      [](c10::intrusive_ptr<c10d::Store> store, int rank, int size, int local_device) {
+        return open_with_store(std::move(store), rank, size, local_device);
+      },
+      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("local_device"),
+      py::call_guard<py::gil_scoped_release>());
+  m.def("_runtime_spans_processes", [] {
+    if (!runtime_started()) return false;
+    const tt_pjrt_info_t* i = tt_runtime_info(runtime());
+    return i->num_global_devices > i->num_devices;
+  });
+  m.def("_device_global_id", [](int device) {
+    int64_t id = -1;
+    TT_CHECK_STATUS(tt_runtime_device_global_id(runtime(), device, &id), "tpu_dist");
+    return id;
+  });
+  // Collectives over this process's devices (tests; torch.cuda.nccl-like):
+  // ins[i] and outs[i] on member i's device, ids: the group's device ids.
+  m.def("_device_collective", [](int kind, int op, int root, std::vector<at::Tensor> ins,
+                                  std::vector<at::Tensor> outs, std::vector<int64_t> ids, int64_t count) {
+    TORCH_CHECK(!ins.empty() && ins.size() == outs.size(), "_device_collective: one output per input");
+    tt_collective_t c;
+    std::memset(&c, 0, sizeof(c));
+    c.kind = (tt_coll_kind_t)kind;
+    c.op = (tt_coll_op_t)op;
+    c.root = root;
+    c.dtype = to_tt_dtype(ins[0].scalar_type());
+    c.count = count;
+    c.group_size = (int)ids.size();
+    c.group_ids = ids.data();
+    std::vector<tt_view_t> vi, vo;
+    for (size_t i = 0; i < ins.size(); i++) {
+      TORCH_CHECK(is_tpu(ins[i]) && is_tpu(outs[i]), "_device_collective: tpu tensors expected");
+      vi.push_back(to_view(ins[i]));
+      vo.push_back(to_view(outs[i]));
+    }
+    TT_CHECK_STATUS(tt_runtime_collective(runtime(), &c, vi.data(), vo.data(), (int)vi.size()), "collective");
+  });
 }
 
 }  // namespace torch_tpu

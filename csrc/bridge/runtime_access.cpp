@@ -1,4 +1,5 @@
 // Process-wide runtime: lazy creation, device selection, dtype mapping.
+#include <cstring>
 #include <mutex>
 
 #include "bridge.h"
@@ -69,6 +70,56 @@ std::string init_error() {
   std::lock_guard<std::mutex> lk(g_mu);
   try_init_locked();
   return g_error;
+}
+
+bool runtime_started() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return g_rt != nullptr;
+}
+
+std::string open_distributed(const tt_pjrt_kv_t& kv, int node_id, int num_nodes, int local_device) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_tried) {
+    if (g_rt && tt_runtime_info(g_rt)->num_global_devices > tt_runtime_info(g_rt)->num_devices) return "";
+    return g_rt ? "the tpu device was in use before init_process_group, so its PJRT client serves this "
+                  "process only"
+                : g_error;
+  }
+  std::vector<const char*> dirs;
+  for (auto& d : g_search) dirs.push_back(d.c_str());
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  tt_status_t st = tt_pjrt_discover(dirs.data(), (int)dirs.size(), &path);
+  std::string why;
+  if (!st) {
+    tt_pjrt_options_t o;
+    std::memset(&o, 0, sizeof(o));
+    o.node_id = node_id;
+    o.num_nodes = num_nodes;
+    o.kv = kv;
+    int64_t visible = local_device;
+    if (local_device >= 0) {
+      o.visible_devices = &visible;
+      o.num_visible_devices = 1;
+    }
+    tt_runtime_t* rt = nullptr;
+    tt_status_t mst = tt_runtime_open_with(path.data, &o, &rt);
+    if (mst) {
+      why = tt_status_message(mst);
+      tt_status_free(mst);
+    } else if (tt_runtime_info(rt)->num_global_devices <= tt_runtime_info(rt)->num_devices) {
+      why = "the plugin's client does not span processes";
+      tt_runtime_close(rt);
+    } else {
+      g_rt = rt;
+      g_tried = true;
+    }
+  }
+  if (st) why = tt_status_message(st);
+  tt_sbuf_free(&path);
+  tt_status_free(st);
+  if (!g_rt) try_init_locked();  // one client of this process, as without init_process_group
+  return why;
 }
 
 c10::DeviceIndex current_device() { return t_device; }

@@ -421,10 +421,28 @@ def case_compiled_collective(rank, world):
     torch._dynamo.reset()
 
 
+def noinit_device_path_refused(rank, world, port):
+    """TORCH_TPU_DIST_COLLECTIVES=device where the CPU plugin's clients serve
+    one process each: init_process_group fails on every rank, naming why."""
+    os.environ["TORCH_TPU_DIST_COLLECTIVES"] = "device"
+    try:
+        dist.init_process_group("tpu_dist", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    except RuntimeError as e:
+        msg = str(e)
+        assert "cannot run collectives across its 2 processes" in msg and "Unexpected option name" in msg, msg
+    else:
+        raise AssertionError("init_process_group took the device path on the CPU plugin")
+
+
 def main():
     rank, world, port = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     cases = sys.argv[4].split(",")
+    if cases[0].startswith("noinit_"):  # the case makes (or fails to make) the group itself
+        globals()[cases[0]](rank, world, port)
+        print(f"PASS {cases[0]}", flush=True)
+        return
     dist.init_process_group("tpu_dist", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    assert torch_tpu.distributed.collectives_path() == "host"  # the CPU plugin: no collectives across processes
     assert dist.get_backend() == "tpu_dist"
     ok = True
     for name in cases:

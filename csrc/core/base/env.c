@@ -45,6 +45,10 @@ static const tt_env_info_t k_env[] = {
     [TT_ENV_DONATE] = {"TORCH_TPU_DONATE", "1",
                        "0: a program never reuses the buffer of a storage it rewrites (donation); "
                        "1: it does, on plugins of PJRT API 0.100 and newer"},
+    [TT_ENV_DIST_COLLECTIVES] = {"TORCH_TPU_DIST_COLLECTIVES", "auto",
+                                 "tpu_dist: auto (on the devices where the PJRT client spans the "
+                                 "processes, else through the host), host, or device (an error "
+                                 "where the devices cannot serve the group)"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

@@ -31,10 +31,13 @@ static const tt__slot_info_t k_slots[] = {
     {TT_SLOT_CLIENT_CREATE, "Client_Create", true},
     {TT_SLOT_CLIENT_DESTROY, "Client_Destroy", true},
     {TT_SLOT_CLIENT_PLATFORMNAME, "Client_PlatformName", true},
+    {TT_SLOT_CLIENT_PROCESSINDEX, "Client_ProcessIndex", false},
     {TT_SLOT_CLIENT_PLATFORMVERSION, "Client_PlatformVersion", false},
+    {TT_SLOT_CLIENT_DEVICES, "Client_Devices", false},
     {TT_SLOT_CLIENT_ADDRESSABLEDEVICES, "Client_AddressableDevices", true},
     {TT_SLOT_CLIENT_COMPILE, "Client_Compile", true},
     {TT_SLOT_CLIENT_BUFFERFROMHOST, "Client_BufferFromHostBuffer", true},
+    {TT_SLOT_DEVDESC_ID, "DeviceDescription_Id", false},
     {TT_SLOT_DEVDESC_KIND, "DeviceDescription_Kind", false},
     {TT_SLOT_DEVICE_GETDESCRIPTION, "Device_GetDescription", false},
     {TT_SLOT_DEVICE_MEMORYSTATS, "Device_MemoryStats", false},
@@ -43,6 +46,7 @@ static const tt__slot_info_t k_slots[] = {
     {TT_SLOT_EXECUTABLE_SERIALIZE, "Executable_Serialize", false},
     {TT_SLOT_LOADEDEXEC_DESTROY, "LoadedExecutable_Destroy", true},
     {TT_SLOT_LOADEDEXEC_GETEXECUTABLE, "LoadedExecutable_GetExecutable", true},
+    {TT_SLOT_LOADEDEXEC_ADDRESSABLEDEVICES, "LoadedExecutable_AddressableDevices", false},
     {TT_SLOT_LOADEDEXEC_EXECUTE, "LoadedExecutable_Execute", true},
     {TT_SLOT_EXECUTABLE_DESERIALIZEANDLOAD, "Executable_DeserializeAndLoad", false},
     {TT_SLOT_BUFFER_DESTROY, "Buffer_Destroy", true},
@@ -251,6 +255,17 @@ static tt_status_t tt__read_info(tt_pjrt_t* p) {
   p->devices = d.devices;
   p->num_devices = d.num_devices;
   info->num_devices = (int)d.num_devices;
+  info->num_global_devices = (int)d.num_devices;
+  tt_abi_client_devices_args_t g = {
+      .struct_size = TT_ABI_SIZE(tt_abi_client_devices_args_t, num_devices), .client = p->client};
+  st = tt__pjrt_call(api, TT_SLOT_CLIENT_DEVICES, &g); /* optional */
+  if (!st && g.num_devices > d.num_devices) info->num_global_devices = (int)g.num_devices;
+  tt_status_free(st);
+  tt_abi_process_index_args_t pi = {.struct_size = TT_ABI_SIZE(tt_abi_process_index_args_t, process_index),
+                                    .client = p->client};
+  st = tt__pjrt_call(api, TT_SLOT_CLIENT_PROCESSINDEX, &pi); /* optional */
+  if (!st) info->process_index = pi.process_index;
+  tt_status_free(st);
 
   if (p->num_devices > 0) { /* the kind of device 0, if the plugin tells */
     tt_abi_handle2_args_t g = {.struct_size = TT_ABI_SIZE(tt_abi_handle2_args_t, out),
@@ -268,16 +283,51 @@ static tt_status_t tt__read_info(tt_pjrt_t* p) {
 }
 
 /* ---- client ----------------------------------------------------------------- */
+static tt_abi_named_value_t nv_i64(const char* name, int64_t v) {
+  return (tt_abi_named_value_t){.struct_size = TT_ABI_SIZE(tt_abi_named_value_t, value_size),
+                                .name = name,
+                                .name_size = strlen(name),
+                                .type = TT_ABI_NV_INT64,
+                                .value.i64 = v,
+                                .value_size = 1};
+}
+
+/* A client across processes: node_id, num_nodes (and visible_devices) with
+ * the store's callbacks (the GPU plugin uses them only when all three are
+ * given). */
+static tt_status_t tt__client_create_multi(tt_pjrt_t* p, const tt_pjrt_options_t* o) {
+  tt_abi_named_value_t opts[3] = {nv_i64("node_id", o->node_id), nv_i64("num_nodes", o->num_nodes)};
+  size_t n = 2;
+  if (o->visible_devices && o->num_visible_devices > 0) {
+    opts[n] = nv_i64("visible_devices", 0);
+    opts[n].type = TT_ABI_NV_INT64_LIST;
+    opts[n].value.i64_list = o->visible_devices;
+    opts[n].value_size = (size_t)o->num_visible_devices;
+    n++;
+  }
+  tt_abi_fn get, try_get, put;
+  tt__pjrt_kv_callbacks(&get, &try_get, &put);
+  tt_abi_client_create_args_t a = {
+      .struct_size = TT_ABI_SIZE(tt_abi_client_create_args_t, kv_try_get_user_arg),
+      .create_options = opts,
+      .num_options = n,
+      .kv_get_callback = (void*)get,
+      .kv_get_user_arg = p,
+      .kv_put_callback = (void*)put,
+      .kv_put_user_arg = p,
+      .kv_try_get_callback = (void*)try_get,
+      .kv_try_get_user_arg = p,
+  };
+  tt_status_t st = tt__pjrt_call(p->api, TT_SLOT_CLIENT_CREATE, &a);
+  if (st)
+    return tt_status_annotate(st, "a client across %d processes (node_id %d)", o->num_nodes, o->node_id);
+  p->client = a.client;
+  return NULL;
+}
+
 static tt_status_t tt__client_create(const tt_abi_api_t* api, int cpu_device_count,
                                      tt_abi_client_t** out) {
-  tt_abi_named_value_t opt = {
-      .struct_size = TT_ABI_SIZE(tt_abi_named_value_t, value_size),
-      .name = "cpu_device_count",
-      .name_size = strlen("cpu_device_count"),
-      .type = TT_ABI_NV_INT64,
-      .value.i64 = cpu_device_count,
-      .value_size = 1,
-  };
+  tt_abi_named_value_t opt = nv_i64("cpu_device_count", cpu_device_count);
   tt_abi_client_create_args_t a = {
       .struct_size = TT_ABI_SIZE(tt_abi_client_create_args_t, kv_try_get_user_arg)};
   tt_status_t first = NULL;
@@ -305,18 +355,31 @@ static tt_status_t tt__client_create(const tt_abi_api_t* api, int cpu_device_cou
 }
 
 tt_status_t tt_pjrt_open(const char* path, int cpu_device_count, tt_pjrt_t** out) {
+  tt_pjrt_options_t o;
+  memset(&o, 0, sizeof(o));
+  o.cpu_device_count = cpu_device_count;
+  return tt_pjrt_open_with(path, &o, out);
+}
+
+tt_status_t tt_pjrt_open_with(const char* path, const tt_pjrt_options_t* o, tt_pjrt_t** out) {
   *out = NULL;
   if (!path || !*path) return tt_status_make(TT_INVALID_ARGUMENT, "no PJRT plugin path given");
+  bool multi = o->num_nodes > 1;
+  if (multi && (o->node_id < 0 || o->node_id >= o->num_nodes || !o->kv.get || !o->kv.try_get || !o->kv.put))
+    return tt_status_make(TT_INVALID_ARGUMENT, "a client across %d processes needs node_id in [0, %d) and a "
+                          "key-value store (get, try_get, put); got node_id %d", o->num_nodes, o->num_nodes,
+                          o->node_id);
   const tt_abi_api_t* api = NULL;
   TT_RETURN_IF_ERROR(tt__load(path, &api));
   tt_pjrt_t* p = calloc(1, sizeof(*p));
   if (!p) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of memory");
   p->api = api;
+  if (multi) p->kv = o->kv;
   tt__copy(p->info.plugin_path, sizeof(p->info.plugin_path), path, strlen(path));
   p->info.api_major = api->version.major;
   p->info.api_minor = api->version.minor;
   tt__read_attributes(api, &p->info);
-  tt_status_t st = tt__client_create(api, cpu_device_count, &p->client);
+  tt_status_t st = multi ? tt__client_create_multi(p, o) : tt__client_create(api, o->cpu_device_count, &p->client);
   if (st) goto fail;
   st = tt__read_info(p);
   if (st) goto fail;

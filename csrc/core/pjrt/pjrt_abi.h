@@ -74,10 +74,13 @@ typedef enum tt_abi_slot {
   TT_SLOT_CLIENT_CREATE = 10,
   TT_SLOT_CLIENT_DESTROY = 11,
   TT_SLOT_CLIENT_PLATFORMNAME = 12,
+  TT_SLOT_CLIENT_PROCESSINDEX = 13,
   TT_SLOT_CLIENT_PLATFORMVERSION = 14,
+  TT_SLOT_CLIENT_DEVICES = 15,
   TT_SLOT_CLIENT_ADDRESSABLEDEVICES = 16,
   TT_SLOT_CLIENT_COMPILE = 20,
   TT_SLOT_CLIENT_BUFFERFROMHOST = 22,
+  TT_SLOT_DEVDESC_ID = 23,
   TT_SLOT_DEVDESC_KIND = 26,
   TT_SLOT_DEVICE_GETDESCRIPTION = 29,
   TT_SLOT_DEVICE_MEMORYSTATS = 34,
@@ -86,6 +89,7 @@ typedef enum tt_abi_slot {
   TT_SLOT_EXECUTABLE_SERIALIZE = 49,
   TT_SLOT_LOADEDEXEC_DESTROY = 50,
   TT_SLOT_LOADEDEXEC_GETEXECUTABLE = 51,
+  TT_SLOT_LOADEDEXEC_ADDRESSABLEDEVICES = 52,
   TT_SLOT_LOADEDEXEC_EXECUTE = 55,
   TT_SLOT_EXECUTABLE_DESERIALIZEANDLOAD = 56,
   TT_SLOT_BUFFER_DESTROY = 58,
@@ -246,7 +250,8 @@ typedef struct tt_abi_client_create_args {
   TT_ABI_HEAD;
   const tt_abi_named_value_t* create_options;
   size_t num_options;
-  void* kv_get_callback; /* key-value store callbacks: NULL for us */
+  void* kv_get_callback; /* key-value store callbacks (tt_abi_kv_*_args_t), NULL */
+                         /* unless the client spans processes */
   void* kv_get_user_arg;
   void* kv_put_callback;
   void* kv_put_user_arg;
@@ -261,6 +266,63 @@ TT_ABI_AT(tt_abi_client_create_args_t, kv_put_user_arg, 56);
 TT_ABI_AT(tt_abi_client_create_args_t, client, 64);
 TT_ABI_AT(tt_abi_client_create_args_t, kv_try_get_callback, 72);
 TT_ABI_CHECK(tt_abi_client_create_args_t, kv_try_get_user_arg, 88);
+
+/* Key-value store callbacks of Client_Create (a client across processes
+ * finds the others through them). The plugin fills key, key_size,
+ * timeout_in_ms, callback_error and user_arg only (struct_size and
+ * extension_start are not set: never read them); the callback fills value,
+ * value_size and a deleter the plugin calls after copying the value. Errors
+ * are made with (*callback_error)(code, message, size); try_get reports an
+ * absent key as NOT_FOUND. */
+typedef tt_abi_error_t* (*tt_abi_callback_error_fn)(int code, const char* message, size_t message_size);
+typedef void (*tt_abi_kv_deleter_fn)(char* value);
+typedef struct tt_abi_kv_get_args {
+  TT_ABI_HEAD;
+  const char* key;
+  size_t key_size;
+  int timeout_in_ms;
+  tt_abi_callback_error_fn* callback_error;
+  void* user_arg;
+  char* value;                                 /* out */
+  size_t value_size;                           /* out */
+  tt_abi_kv_deleter_fn value_deleter_callback; /* out */
+} tt_abi_kv_get_args_t;
+TT_ABI_AT(tt_abi_kv_get_args_t, timeout_in_ms, 32);
+TT_ABI_AT(tt_abi_kv_get_args_t, callback_error, 40);
+TT_ABI_AT(tt_abi_kv_get_args_t, value, 56);
+TT_ABI_CHECK(tt_abi_kv_get_args_t, value_deleter_callback, 80);
+typedef struct tt_abi_kv_try_get_args {
+  TT_ABI_HEAD;
+  const char* key;
+  size_t key_size;
+  tt_abi_callback_error_fn* callback_error;
+  void* user_arg;
+  char* value;                                 /* out */
+  size_t value_size;                           /* out */
+  tt_abi_kv_deleter_fn value_deleter_callback; /* out */
+} tt_abi_kv_try_get_args_t;
+TT_ABI_AT(tt_abi_kv_try_get_args_t, callback_error, 32);
+TT_ABI_AT(tt_abi_kv_try_get_args_t, value, 48);
+TT_ABI_CHECK(tt_abi_kv_try_get_args_t, value_deleter_callback, 72);
+typedef struct tt_abi_kv_put_args {
+  TT_ABI_HEAD;
+  const char* key;
+  size_t key_size;
+  const char* value;
+  size_t value_size;
+  tt_abi_callback_error_fn* callback_error;
+  void* user_arg;
+} tt_abi_kv_put_args_t;
+TT_ABI_AT(tt_abi_kv_put_args_t, value, 32);
+TT_ABI_CHECK(tt_abi_kv_put_args_t, user_arg, 64);
+
+/* Client_ProcessIndex: a client in, its process index out. */
+typedef struct tt_abi_process_index_args {
+  TT_ABI_HEAD;
+  tt_abi_client_t* client;
+  int process_index; /* out */
+} tt_abi_process_index_args_t;
+TT_ABI_CHECK(tt_abi_process_index_args_t, process_index, 28);
 
 /* Client_PlatformName, Client_PlatformVersion, DeviceDescription_Kind:
  * a handle in, a string out. */
@@ -283,6 +345,26 @@ typedef struct tt_abi_client_devices_args {
 TT_ABI_AT(tt_abi_client_devices_args_t, client, 16);
 TT_ABI_AT(tt_abi_client_devices_args_t, devices, 24);
 TT_ABI_CHECK(tt_abi_client_devices_args_t, num_devices, 40);
+
+/* DeviceDescription_Id: a description in, the device's global id out. */
+typedef struct tt_abi_devdesc_id_args {
+  TT_ABI_HEAD;
+  void* device_description;
+  int id; /* out */
+} tt_abi_devdesc_id_args_t;
+TT_ABI_AT(tt_abi_devdesc_id_args_t, id, 24);
+TT_ABI_CHECK(tt_abi_devdesc_id_args_t, id, 28);
+
+/* LoadedExecutable_AddressableDevices: the devices of this process that a
+ * program compiled for a device assignment runs on, in execution order. */
+typedef struct tt_abi_exec_devices_args {
+  TT_ABI_HEAD;
+  tt_abi_loaded_exec_t* executable;
+  tt_abi_device_t* const* devices; /* out, owned by the executable */
+  size_t num_devices;              /* out */
+} tt_abi_exec_devices_args_t;
+TT_ABI_AT(tt_abi_exec_devices_args_t, devices, 24);
+TT_ABI_CHECK(tt_abi_exec_devices_args_t, num_devices, 40);
 
 /* Device_GetDescription, Buffer_ReadyEvent, LoadedExecutable_GetExecutable:
  * a handle in, a handle out; Buffer_UnsafePointer: a buffer in, its address

@@ -15,6 +15,7 @@ struct tt_pjrt {
   tt_abi_device_t* const* devices;    /* owned by the client */
   size_t num_devices;
   tt_pjrt_info_t info;
+  tt_pjrt_kv_t kv;                    /* a client across processes: the store (else zeros) */
   /* Is device memory host memory (Buffer_IsOnCpu, asked of the first buffer
    * read)? 0 not yet known, 1 yes, -1 no or not answerable. */
   _Atomic int host_memory;
@@ -29,6 +30,16 @@ struct tt_pjrt_exec {
 /* Wraps a loaded executable (ownership passes in, also on failure) as a
  * tt_pjrt_exec_t with its output count: what compile and deserialize return. */
 tt_status_t tt__pjrt_exec_wrap(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, tt_pjrt_exec_t** out);
+
+/* The key-value callbacks passed to Client_Create (user arg: the tt_pjrt_t,
+ * whose kv they call): pjrt_multi.c. Exposed for the tests, which call them
+ * as a plugin does. */
+void tt__pjrt_kv_callbacks(tt_abi_fn* get, tt_abi_fn* try_get, tt_abi_fn* put);
+
+/* Client_Compile of StableHLO text with serialized xla.CompileOptionsProto
+ * bytes (pjrt_ops.c); an owned executable. */
+tt_status_t tt__pjrt_compile_with(tt_pjrt_t* p, const char* code, size_t code_size, const void* options,
+                                  size_t options_size, tt_pjrt_exec_t** out);
 
 /* Our handles are the plugin's handles, cast. */
 static inline tt_abi_buffer_t* tt__buf(tt_pjrt_buffer_t* b) { return (tt_abi_buffer_t*)b; }

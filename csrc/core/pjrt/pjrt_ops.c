@@ -205,7 +205,8 @@ tt_status_t tt__pjrt_exec_wrap(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, tt_pjrt_e
   return NULL;
 }
 
-tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out) {
+tt_status_t tt__pjrt_compile_with(tt_pjrt_t* p, const char* code, size_t code_size, const void* options,
+                                  size_t options_size, tt_pjrt_exec_t** out) {
   *out = NULL;
   tt_abi_program_t prog = {.struct_size = TT_ABI_SIZE(tt_abi_program_t, format_size),
                            .code = code,
@@ -215,11 +216,15 @@ tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt
   tt_abi_compile_args_t a = {.struct_size = TT_ABI_SIZE(tt_abi_compile_args_t, executable),
                              .client = p->client,
                              .program = &prog,
-                             .compile_options = k_compile_options,
-                             .compile_options_size = sizeof(k_compile_options)};
-  tt_status_t st = tt__pjrt_call(p->api, TT_SLOT_CLIENT_COMPILE, &a);
-  if (st) return tt_status_annotate(st, "compiling StableHLO on %s", p->info.platform_name);
+                             .compile_options = (const char*)options,
+                             .compile_options_size = options_size};
+  TT_RETURN_IF_ERROR(tt__pjrt_call(p->api, TT_SLOT_CLIENT_COMPILE, &a));
   return tt__pjrt_exec_wrap(p, a.executable, out);
+}
+
+tt_status_t tt_pjrt_compile(tt_pjrt_t* p, const char* code, size_t code_size, tt_pjrt_exec_t** out) {
+  tt_status_t st = tt__pjrt_compile_with(p, code, code_size, k_compile_options, sizeof(k_compile_options), out);
+  return st ? tt_status_annotate(st, "compiling StableHLO on %s", p->info.platform_name) : NULL;
 }
 
 void tt_pjrt_exec_destroy(tt_pjrt_t* p, tt_pjrt_exec_t* e) {

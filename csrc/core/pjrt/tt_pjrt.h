@@ -30,6 +30,8 @@ typedef struct tt_pjrt_info {
   char platform_name[64];      /* "cpu", "cuda", "tpu" */
   char platform_version[256];
   int num_devices;             /* addressable devices */
+  int num_global_devices;      /* of every process of the client (= num_devices on one) */
+  int process_index;           /* this process's, in a client that spans processes; else 0 */
   char device_kind[128];       /* of device 0 */
   char stablehlo_current[32];  /* plugin attribute, "" if absent */
   char stablehlo_minimum[32];
@@ -47,6 +49,36 @@ tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_s
  * Plugin_Initialize) and creates a client. `cpu_device_count` is passed to CPU
  * plugins (ignored if <= 0). */
 tt_status_t tt_pjrt_open(const char* path, int cpu_device_count, tt_pjrt_t** out);
+
+/* A key-value store shared by the processes of one job (e.g. torch's c10d
+ * store), through which a client that spans processes finds the others.
+ * Keys and values are bytes. get waits up to timeout_ms for the key; try_get
+ * returns TT_NOT_FOUND at once when it is absent. A value returned is
+ * malloc'd and passes to the caller. The functions may be called from any
+ * thread while the client lives (XLA exchanges collective ids at run time). */
+typedef struct tt_pjrt_kv {
+  void* ctx;
+  tt_status_t (*get)(void* ctx, const char* key, size_t key_len, int timeout_ms, char** value,
+                     size_t* value_len);
+  tt_status_t (*try_get)(void* ctx, const char* key, size_t key_len, char** value, size_t* value_len);
+  tt_status_t (*put)(void* ctx, const char* key, size_t key_len, const char* value, size_t value_len);
+} tt_pjrt_kv_t;
+
+typedef struct tt_pjrt_options {
+  int cpu_device_count;            /* CPU plugins; <= 0: the plugin's default */
+  /* num_nodes > 1: one client across num_nodes processes, this one node_id
+   * (GPU plugins: create options node_id, num_nodes, and the store). */
+  int node_id;
+  int num_nodes;
+  const int64_t* visible_devices;  /* GPU plugins: the local devices to use (NULL: all) */
+  int num_visible_devices;
+  tt_pjrt_kv_t kv;                 /* copied; kv.ctx must outlive the client */
+} tt_pjrt_options_t;
+
+/* tt_pjrt_open with options. A client across processes is only what the
+ * plugin makes of the options: check tt_pjrt_info_t.num_global_devices (a
+ * CPU plugin ignores them). */
+tt_status_t tt_pjrt_open_with(const char* path, const tt_pjrt_options_t* o, tt_pjrt_t** out);
 void tt_pjrt_close(tt_pjrt_t* p); /* NULL-safe */
 const tt_pjrt_info_t* tt_pjrt_get_info(const tt_pjrt_t* p);
 
@@ -120,6 +152,27 @@ tt_status_t tt_pjrt_identity(tt_pjrt_t* p, char* buf, size_t cap);
 tt_status_t tt_pjrt_execute(tt_pjrt_t* p, tt_pjrt_exec_t* e, int device,
                             tt_pjrt_buffer_t* const* args, size_t nargs,
                             tt_pjrt_buffer_t** outs, size_t nouts);
+
+/* ---- several devices (pjrt_multi.c, DESIGN §9) ------------------------------------
+ * The global id of addressable device `device` (unique across the processes
+ * of a client that spans processes; 0..n-1 on one machine's CPU plugin). */
+tt_status_t tt_pjrt_device_id(tt_pjrt_t* p, int device, int64_t* id);
+/* The serialized xla.CompileOptionsProto for n replicas x 1 partition on the
+ * devices `ids` (global ids, replica order); *len is set even when cap is too
+ * small (TT_OUT_OF_RANGE). */
+tt_status_t tt_pjrt_replicated_options(int n, const int64_t* ids, void* buf, size_t cap, size_t* len);
+/* Compiles StableHLO for n replicas on the devices device_ids (replica i runs
+ * on device_ids[i]): what collective programs need. Owned result, as
+ * tt_pjrt_compile's, but not portable. */
+tt_status_t tt_pjrt_compile_replicated(tt_pjrt_t* p, const char* code, size_t code_size, int n,
+                                       const int64_t* device_ids, tt_pjrt_exec_t** out);
+/* Runs a replicated executable on this process's devices of its assignment:
+ * devices[i] (addressable indexes, any order) takes args[i] (nargs buffers,
+ * borrowed) and gets outs[i] (nouts owned buffers). Asynchronous, as
+ * tt_pjrt_execute. */
+tt_status_t tt_pjrt_execute_replicated(tt_pjrt_t* p, tt_pjrt_exec_t* e, const int* devices, int ndev,
+                                       tt_pjrt_buffer_t* const* const* args, size_t nargs,
+                                       tt_pjrt_buffer_t** const* outs, size_t nouts);
 
 #ifdef __cplusplus
 }

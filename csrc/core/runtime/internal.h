@@ -9,6 +9,8 @@
 
 #define TT_MAX_DEVICES 64
 
+typedef struct tt_coll_entry tt_coll_entry_t; /* collective.c */
+
 /* A device-side check result not read yet: a 0-d bool buffer. */
 typedef struct tt_pending_check {
   tt_pjrt_buffer_t* buf; /* owned */
@@ -153,6 +155,7 @@ struct tt_runtime {
   int64_t mem_limit;
   bool mem_shared;
   const char* mem_limit_source; /* static: where mem_limit comes from */
+  tt_coll_entry_t* colls;      /* owned: compiled collective programs (collective.c) */
 };
 
 /* A storage of a captured program: an input of the caller's, or one the
@@ -287,6 +290,11 @@ tt_status_t tt__packed_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const
 void tt__packed_cache_clear(tt_runtime_t* rt);
 
 double tt__now(void);
+
+/* collective.c: one member's program text; the compiled programs' release
+ * (rt->mu held or the runtime closing). */
+tt_status_t tt__coll_program(const tt_collective_t* c, tt_sbuf_t* out);
+void tt__coll_cache_clear(tt_runtime_t* rt);
 
 /* complex_gate.c: refuses complex tensors for ops whose lowering is not known
  * to handle them (instead of silently dropping imaginary parts). */

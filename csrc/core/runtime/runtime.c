@@ -33,10 +33,17 @@ tt_mode_t tt_runtime_mode(void) {
 }
 
 tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_runtime_t** out) {
+  tt_pjrt_options_t o;
+  memset(&o, 0, sizeof(o));
+  o.cpu_device_count = cpu_device_count;
+  return tt_runtime_open_with(plugin_path, &o, out);
+}
+
+tt_status_t tt_runtime_open_with(const char* plugin_path, const tt_pjrt_options_t* opts, tt_runtime_t** out) {
   *out = NULL;
   tt_runtime_t* rt = calloc(1, sizeof(*rt));
   if (!rt) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
-  tt_status_t st = tt_pjrt_open(plugin_path, cpu_device_count, &rt->pjrt);
+  tt_status_t st = tt_pjrt_open_with(plugin_path, opts, &rt->pjrt);
   if (st) {
     free(rt);
     return st;
@@ -71,6 +78,7 @@ void tt_runtime_close(tt_runtime_t* rt) {
   tt_status_free(tt__checks_drain(rt));
   free(rt->checks);
   tt__cache_clear(&rt->cache, rt->pjrt);
+  tt__coll_cache_clear(rt);
   tt_disk_cache_close(rt->disk);
   free(rt->dump_dir);
   for (int i = 0; i < TT_SCALAR_CACHE; i++) tt_pjrt_buffer_destroy(rt->pjrt, rt->scalars[i].buf);
@@ -148,6 +156,7 @@ tt_status_t tt_runtime_clear_cache(tt_runtime_t* rt, bool disk) {
   pthread_mutex_lock(&rt->mu);
   tt_status_t st = tt__fuse_flush(rt);
   tt__cache_drop_all(rt);
+  tt__coll_cache_clear(rt);
   if (disk) {
     tt_status_t dst = tt_disk_cache_clear(rt->disk);
     if (!st) st = dst;

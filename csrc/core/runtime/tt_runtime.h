@@ -27,6 +27,9 @@ typedef enum tt_mode {
 } tt_mode_t;
 
 tt_status_t tt_runtime_open(const char* plugin_path, int cpu_device_count, tt_runtime_t** out);
+/* The same with the client's options: a client across processes (DESIGN §9)
+ * for collectives that stay on the devices. */
+tt_status_t tt_runtime_open_with(const char* plugin_path, const tt_pjrt_options_t* opts, tt_runtime_t** out);
 void tt_runtime_close(tt_runtime_t* rt); /* releases cached programs; storages must be gone */
 const tt_pjrt_info_t* tt_runtime_info(tt_runtime_t* rt);
 int tt_runtime_device_count(tt_runtime_t* rt);
@@ -140,6 +143,43 @@ tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_vie
 /* ---- op calls (tt_call_t: ../graph/tt_graph.h) ------------------------------------ */
 /* Runs one op: reads the input views, runs the lowering, writes the outputs. */
 tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call);
+
+/* ---- collectives across devices (collective.c, DESIGN §9) ----------------------
+ * One StableHLO program replicated over a group of devices: those of this
+ * client (TORCH_TPU_NUM_CPU_DEVICES on the CPU plugin) or, on a client that
+ * spans processes (tt_runtime_open_with, num_nodes > 1), those of every
+ * process. Each process calls with its own members; all members of a group
+ * must make the same call (kind, op, root, dtype, count, group) in the same
+ * order, as with any collective library. */
+typedef enum tt_coll_kind {
+  TT_COLL_ALL_REDUCE = 0,
+  TT_COLL_BROADCAST,      /* from group rank `root` */
+  TT_COLL_REDUCE,         /* to group rank `root`; the others keep their input */
+  TT_COLL_ALL_GATHER,     /* count in, group_size * count out, in group-rank order */
+  TT_COLL_REDUCE_SCATTER, /* group_size * count in, count out: the member's part */
+  TT_COLL_ALL_TO_ALL,     /* group_size * count in and out: part j goes to member j */
+} tt_coll_kind_t;
+typedef enum tt_coll_op { TT_COLL_SUM = 0, TT_COLL_PROD, TT_COLL_MIN, TT_COLL_MAX, TT_COLL_AVG } tt_coll_op_t;
+
+typedef struct tt_collective {
+  tt_coll_kind_t kind;
+  tt_coll_op_t op;          /* ALL_REDUCE, REDUCE, REDUCE_SCATTER; AVG of integers truncates */
+  int root;                 /* BROADCAST, REDUCE: a group rank */
+  tt_dtype_t dtype;         /* any but complex */
+  int64_t count;            /* elements per member (see the kinds) */
+  int group_size;
+  const int64_t* group_ids; /* borrowed: the global device id of each group rank */
+  const char* producer;     /* static name for errors ("c10d::allreduce_"), or NULL */
+} tt_collective_t;
+
+/* Runs the collective on this process's members: in[i] and out[i] (views of
+ * any layout; out may be in) live on member i's device. Asynchronous like
+ * any op (Debug Eager waits); recorded Fused Eager ops run first. */
+tt_status_t tt_runtime_collective(tt_runtime_t* rt, const tt_collective_t* c, const tt_view_t* in,
+                                  const tt_view_t* out, int nlocal);
+/* The global id of a local device (what tt_collective_t.group_ids lists). */
+tt_status_t tt_runtime_device_global_id(tt_runtime_t* rt, int device, int64_t* id);
+const char* tt_coll_kind_name(tt_coll_kind_t k);
 
 /* ---- captured programs (torch.compile, DESIGN §8) --------------------------------
  * A capture records the one program that a sequence of calls, recorded as
