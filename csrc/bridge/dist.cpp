@@ -202,6 +202,11 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& ts, const AllreduceOptions& o) override {
+    if (ids_.empty() && inlinable(ts, o.reduceOp)) {  // small: one exchange (see agree)
+      check_tpu(ts, kAllreduce);
+      allreduce_inline(ts[0], o.reduceOp);
+      return completed(ts);
+    }
     if (on_device(ts, kAllreduce, o.reduceOp)) {
       for (auto& t : ts) device_op(TT_COLL_ALL_REDUCE, coll_op(o.reduceOp), 0, t, t, t.numel(), kAllreduce);
       return completed(ts);
@@ -534,20 +539,65 @@ class TpuDistBackend : public c10d::Backend {
     return false;
   }
 
-  // Every rank passes (op, dtype, count, reduce op); all must be equal.
-  void agree(int64_t op, at::ScalarType dt, int64_t count, int64_t rop = 0) {
-    at::Tensor mine = at::tensor({op, (int64_t)dt, count, rop}, at::kLong);
+  // Every rank passes (op, dtype, count, reduce op); all must be equal. The
+  // message has one fixed size (whatever the op), so that ranks calling
+  // different collectives still exchange it safely; it carries up to
+  // kInline bytes of data: a small all-reduce travels inside it (see
+  // allreduce), one exchange instead of two. Returns the ranks' messages
+  // ([world, kMsg] bytes) when `data` was inlined, else undefined.
+  static constexpr int64_t kInline = 4096;
+  static constexpr int64_t kHead = 4 * (int64_t)sizeof(int64_t);
+  static constexpr int64_t kMsg = kHead + kInline;
+  at::Tensor agree(int64_t op, at::ScalarType dt, int64_t count, int64_t rop = 0, const at::Tensor* data = nullptr) {
+    at::Tensor mine = at::zeros({kMsg}, at::kByte);
+    int64_t sig[4] = {op, (int64_t)dt, count, rop};
+    std::memcpy(mine.mutable_data_ptr(), sig, sizeof(sig));
+    if (data) {
+      at::Tensor h = data->cpu().contiguous();
+      TORCH_CHECK(h.nbytes() <= (size_t)kInline, "tpu_dist: inline data too large");
+      if (h.nbytes()) std::memcpy(mine.mutable_data_ptr<uint8_t>() + kHead, h.const_data_ptr(), h.nbytes());
+    }
     std::vector<at::Tensor> in{mine};
     std::vector<std::vector<at::Tensor>> all(1);
-    for (int r = 0; r < getSize(); r++) all[0].push_back(at::empty({4}, at::kLong));
+    for (int r = 0; r < getSize(); r++) all[0].push_back(at::empty({kMsg}, at::kByte));
     finish(host_->allgather(all, in));
     for (int r = 0; r < getSize(); r++) {
-      const int64_t* v = all[0][r].const_data_ptr<int64_t>();
+      int64_t v[4];
+      std::memcpy(v, all[0][r].const_data_ptr(), sizeof(v));
       if (v[0] == op && v[1] == (int64_t)dt && v[2] == count && v[3] == rop) continue;
       TORCH_CHECK(false, "tpu_dist ", op_name(op), ": ranks disagree: rank ", getRank(), " passes ",
                   describe(op, (int64_t)dt, count, rop), ", rank ", r, " passes ",
                   describe(v[0], v[1], v[2], v[3]));
     }
+    return data ? at::stack(all[0]) : at::Tensor();
+  }
+
+  // A small all-reduce inside the signature exchange: every rank reduces
+  // the gathered inputs itself, in rank order (so all get the same bits).
+  static bool inlinable(const std::vector<at::Tensor>& ts, ReduceOp rop) {
+    if (ts.size() != 1 || ts[0].nbytes() > (size_t)kInline) return false;
+    at::ScalarType dt = ts[0].scalar_type();
+    bool kind = at::isFloatingType(dt) || (at::isIntegralType(dt, false) && dt != at::kBool);
+    return kind && (rop == ReduceOp::SUM || rop == ReduceOp::AVG || rop == ReduceOp::MAX ||
+                    rop == ReduceOp::MIN || rop == ReduceOp::PRODUCT);
+  }
+
+  void allreduce_inline(at::Tensor& t, ReduceOp rop) {
+    at::Tensor msgs = agree(kAllreduce, t.scalar_type(), t.numel(), (int64_t)rop, &t);
+    int64_t nb = (int64_t)t.nbytes();
+    at::Tensor rows = msgs.narrow(1, kHead, nb).contiguous().view(t.scalar_type());  // [world, numel]
+    at::Tensor r = rows[0].clone();
+    for (int k = 1; k < getSize(); k++) {
+      if (rop == ReduceOp::MAX) r = at::maximum(r, rows[k]);
+      else if (rop == ReduceOp::MIN) r = at::minimum(r, rows[k]);
+      else if (rop == ReduceOp::PRODUCT) r.mul_(rows[k]);
+      else r.add_(rows[k]);
+    }
+    if (rop == ReduceOp::AVG) {
+      if (at::isIntegralType(r.scalar_type(), true)) r.div_(getSize(), "trunc");
+      else r.div_(getSize());
+    }
+    t.copy_(r.view(t.sizes()));
   }
 
   static std::string describe(int64_t op, int64_t dt, int64_t count, int64_t rop) {

@@ -35,14 +35,15 @@ def case_all_reduce(rank, world):
            dist.ReduceOp.MAX: lambda xs: torch.stack(xs).amax(0),
            dist.ReduceOp.MIN: lambda xs: torch.stack(xs).amin(0),
            dist.ReduceOp.PRODUCT: lambda xs: torch.stack(xs).prod(0)}
-    for dtype in (torch.float32, torch.int64):
-        xs = [inp(r, 7, dtype) for r in range(world)]
+    # 7 elements travel inside the signature exchange; 3000 (> 4 KiB) in gloo's own all-reduce
+    for dtype, n in ((torch.float32, 7), (torch.int64, 7), (torch.float32, 3000), (torch.int64, 3000)):
+        xs = [inp(r, n, dtype) for r in range(world)]
         for op, ref in ops.items():
-            t = inp(rank, 7, dtype).to(DEV)
+            t = inp(rank, n, dtype).to(DEV)
             dist.all_reduce(t, op=op)
             assert t.dtype == dtype
             close(t, ref(xs).to(dtype))
-        t = inp(rank, 7, dtype).to(DEV)
+        t = inp(rank, n, dtype).to(DEV)
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
         s = torch.stack(xs).sum(0)
         close(t, s / world if dtype.is_floating_point else torch.div(s, world, rounding_mode="trunc"))
@@ -52,15 +53,16 @@ def case_in_place_on_device_memory(rank, world):
     # On the CPU plugins the collective works in the device buffer itself:
     # pending producers, views of the storage, later readers and the source
     # of the value must all see the right bytes.
-    want = sum(inp(r, 64, torch.float32) * 3 for r in range(world))
+    # (2048 floats: above the size that travels inside the signature exchange)
+    want = sum(inp(r, 2048, torch.float32) * 3 for r in range(world))
     for mode in ("strict", "fused"):
         with torch_tpu.eager_mode(mode):
-            a = inp(rank, 64, torch.float32).to(DEV)
+            a = inp(rank, 2048, torch.float32).to(DEV)
             b = a * 3  # still running (or recorded) when the collective starts
-            v = b.view(8, 8)
+            v = b.view(32, 64)
             dist.all_reduce(b)
-            close(v.t() + 1, want.view(8, 8).t() + 1)  # read through a view, by a program
-            close(a, inp(rank, 64, torch.float32))  # the producer's input is untouched
+            close(v.t() + 1, want.view(32, 64).t() + 1)  # read through a view, by a program
+            close(a, inp(rank, 2048, torch.float32))  # the producer's input is untouched
             c = b.clone()
             dist.all_reduce(b, op=dist.ReduceOp.AVG)
             close(b, want * world / world)
@@ -227,6 +229,7 @@ def case_cpu_tensor_error(rank, world):
 def case_mismatch_error(rank, world):
     t0 = time.time()
     for make in (lambda: torch.ones(3 + rank, device=DEV),  # shapes differ
+                 lambda: torch.ones(3 + 3000 * rank, device=DEV),  # one small (inline), one not
                  lambda: torch.ones(3, device=DEV, dtype=torch.float32 if rank else torch.int64)):
         try:
             dist.all_reduce(make())
