@@ -21,6 +21,7 @@ spans the processes), "host", or "device" (an error at init_process_group
 where the device path cannot serve the group).
 """
 import os
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -74,6 +75,11 @@ def _create(store, rank, size, timeout):
                 "The CPU plugins have no collectives across processes: leave TORCH_TPU_DIST_COLLECTIVES unset "
                 "(the host path).")
         if not usable or (mode == "auto" and not spans):
+            if size > 1 and _C._info()["platform_name"] != "cpu":  # the CPU plugins have no other path
+                reason = why or f"device ids {ids}"
+                warnings.warn(f"tpu_dist: the collectives of this group go through the host ({reason}); call "
+                              "init_process_group before the first use of the tpu device for collectives on "
+                              "the devices", stacklevel=3)
             ids = []
     return _C._TpuDistBackend(rank, size, host, ids)
 

@@ -24,6 +24,8 @@ py::dict info() {
   d["platform_version"] = std::string(i->platform_version);
   d["device_kind"] = std::string(i->device_kind);
   d["num_devices"] = i->num_devices;
+  d["num_global_devices"] = i->num_global_devices;  // > num_devices: a client across processes
+  d["process_index"] = i->process_index;
   d["stablehlo_current_version"] = std::string(i->stablehlo_current);
   d["stablehlo_minimum_version"] = std::string(i->stablehlo_minimum);
   return d;
