@@ -422,6 +422,10 @@ _ALLOWED = {
     "masked_fill_": lambda a, b: a.clone().masked_fill_(a.real > 0, 2j),
     "index_put_acc": lambda a, b: a.index_put((_idx(1, 1, 0).to(a.device),), b[:3], accumulate=True),
     "silu": lambda a, b: torch.nn.functional.silu(a),
+    # lerp: |weight| < 0.5 picks the formula, as PyTorch's kernel does (weights on both sides)
+    "lerp": lambda a, b: torch.lerp(a, b, a * 0.45),
+    "lerp_scalar": lambda a, b: (torch.lerp(a, b, 0.7 + 0.2j), torch.lerp(a, b, 0.25)),
+    "lerp_": lambda a, b: a.clone().lerp_(b, b[0] * 0.5),
 }
 
 
@@ -438,7 +442,8 @@ def test_allowed_ops(name):
     lambda x: torch.view_as_real(torch.complex(x, x.flip(0)).unfold(0, 2, 1)),
     lambda x: torch.linalg.vector_norm(torch.complex(x, x.flip(0))),
     lambda x: torch.view_as_real(torch.complex(x, x.flip(0))[torch.tensor([0, 2, 2], device=x.device)]),
-], ids=["tanh", "sigmoid", "reflect_pad", "replicate_pad", "unfold", "norm", "index"])
+    lambda x: torch.view_as_real(torch.lerp(torch.complex(x, x.flip(0)), torch.complex(-x, x), torch.complex(x, x) * 0.4)),
+], ids=["tanh", "sigmoid", "reflect_pad", "replicate_pad", "unfold", "norm", "index", "lerp"])
 def test_complex_backward_ops(fn):
     """tanh / sigmoid backward (conjugate derivatives), the pad / unfold /
     index backward ops and a norm's gradient through complex intermediates."""

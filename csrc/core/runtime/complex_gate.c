@@ -41,6 +41,7 @@ static const char* const k_complex_ops[] = {
     "aten::logical_and", "aten::logical_and_", "aten::logical_or", "aten::logical_or_",
     "aten::logical_xor", "aten::logical_xor_", "aten::logical_not", "aten::logical_not_",
     "aten::pow", "aten::pow_", "aten::addcmul", "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_",
+    "aten::lerp", "aten::lerp_", /* binary_misc.c: |w| < 0.5 picks the side, as on the CPU */
     /* unary math (unary.c delegates complex inputs to complex_math.c; nan_to_num per part) */
     "aten::nan_to_num", "aten::nan_to_num_",
     "aten::neg", "aten::neg_", "aten::isnan", "aten::isinf", "aten::exp", "aten::exp_",

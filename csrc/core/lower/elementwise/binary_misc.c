@@ -96,13 +96,15 @@ tt_status_t tt__ew_lower_lerp(tt_lctx_t* c) {
   TT_RETURN_IF_ERROR(need(c, 3));
   int idx[2] = {0, 1};
   tt_dtype_t dt = tt_l_promote(c, idx, 2);
-  TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_FLOAT));
+  TT_RETURN_IF_ERROR(tt__ew_check(c, dt, TT_EW_FLOAT | TT_EW_COMPLEX));
   tt_shlo_fn_t* f = c->f;
   tt_type_t sh = shape_as(c, tt_l_opmath(dt));
   tt_val_t s = tt_l_arg_as(c, 0, sh.dtype, &sh), e = tt_l_arg_as(c, 1, sh.dtype, &sh);
   tt_val_t w = tt_l_arg_as(c, 2, sh.dtype, &sh);
   tt_val_t d = tt__ew_sub(f, e, s);
-  tt_val_t small = tt__ew_cmpk(f, "LT", tt_l_unary(f, "stablehlo.abs", w), 0.5);
+  /* complex: |w| < 0.5 picks the side, as PyTorch's kernel does */
+  tt_val_t aw = tt_dtype_is_complex(sh.dtype) ? tt__cx_abs(f, w) : tt_l_unary(f, "stablehlo.abs", w);
+  tt_val_t small = tt__ew_cmpk(f, "LT", aw, 0.5);
   tt_val_t lo = tt__ew_add(f, s, tt__ew_mul(f, w, d));
   tt_val_t hi = tt__ew_sub(f, e, tt__ew_mul(f, d, tt__ew_sub(f, tt__ew_k(f, w, 1.0), w)));
   return tt_l_set_out(c, 0, tt_l_select(f, small, lo, hi));
