@@ -56,7 +56,8 @@ def test_backend_is_registered():
 
 def test_collectives():
     launch(["all_reduce", "in_place_on_device_memory", "broadcast_reduce", "all_gather", "reduce_scatter", "all_to_all", "gather_scatter",
-            "send_recv", "async_and_barrier", "objects", "non_contiguous", "fused_mode", "compiled_collective"])
+            "send_recv", "async_and_barrier", "objects", "non_contiguous", "fused_mode", "compiled_collective",
+            "random_sequence"])
 
 
 def test_bad_input_raises_on_every_rank():

@@ -128,6 +128,74 @@ def case_all_to_all(rank, world):
             close(outs[r], torch.full((rows(r, rank), 3), 10 * r + rank, dtype=dtype))
 
 
+def case_random_sequence(rank, world):
+    """60 collectives drawn from one seed on every rank: kind, reduce op, dtype, size (either side of the
+    4 KiB that travels inside the signature exchange), layout (contiguous, a strided view, a slice of a
+    larger storage) and eager mode; each result equals the CPU computation of every rank's input."""
+    import random
+    rnd = random.Random(1234)
+    g = torch.Generator().manual_seed(99)
+    dtypes = (torch.float32, torch.float64, torch.int64, torch.int32, torch.bfloat16)
+    ops = {dist.ReduceOp.SUM: "sum", dist.ReduceOp.MAX: "max", dist.ReduceOp.MIN: "min", dist.ReduceOp.AVG: "avg",
+           dist.ReduceOp.PRODUCT: "prod"}
+
+    def value(r, n, dtype, salt):  # rank r's input, small integers (exact in every dtype and op)
+        gen = torch.Generator().manual_seed(salt * 16 + r)
+        return torch.randint(-3, 4, (n,), generator=gen).to(dtype)
+
+    def place(t, how):
+        if how == "strided":
+            big = torch.zeros(2 * t.numel(), dtype=t.dtype)
+            big[::2] = t
+            return big.to(DEV)[::2]
+        if how == "offset":
+            big = torch.zeros(t.numel() + 5, dtype=t.dtype)
+            big[5:] = t
+            return big.to(DEV)[5:]
+        return t.to(DEV)
+
+    def reduce(xs, op):
+        st = torch.stack(xs).to(torch.float64)
+        r = {"sum": st.sum(0), "max": st.amax(0), "min": st.amin(0), "prod": st.prod(0), "avg": st.sum(0)}[op]
+        if op == "avg":
+            r = r / world if xs[0].is_floating_point() else torch.div(r, world, rounding_mode="trunc")
+        return r.to(xs[0].dtype)
+
+    for i in range(60):
+        kind = rnd.choice(["all_reduce", "all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all"])
+        dtype = rnd.choice(dtypes)
+        n = rnd.choice([1, 5, 64, 1000, 1023, 1024, 1025, 3000]) * (world if kind in ("reduce_scatter", "all_to_all") else 1)
+        how = rnd.choice(["contiguous", "strided", "offset"])
+        mode = rnd.choice(["strict", "fused"])
+        op = rnd.choice(list(ops))
+        if op == dist.ReduceOp.PRODUCT:
+            n = min(n, 64)
+        xs = [value(r, n, dtype, i) for r in range(world)]
+        with torch_tpu.eager_mode(mode):
+            t = place(xs[rank], how)
+            if kind == "all_reduce":
+                dist.all_reduce(t, op=op)
+                close(t, reduce(xs, ops[op]))
+            elif kind == "broadcast":
+                src = rnd.randrange(world)
+                dist.broadcast(t, src=src)
+                close(t, xs[src])
+            elif kind == "all_gather":
+                out = torch.full((world * n,), 9, dtype=dtype, device=DEV)
+                dist.all_gather_into_tensor(out, t)
+                close(out, torch.cat(xs))
+            elif kind == "reduce_scatter":
+                op = rnd.choice([dist.ReduceOp.SUM, dist.ReduceOp.MAX])
+                out = torch.full((n // world,), 9, dtype=dtype, device=DEV)
+                dist.reduce_scatter_tensor(out, t, op=op)
+                close(out, reduce(xs, ops[op]).view(world, -1)[rank])
+            else:
+                out = torch.full((n,), 9, dtype=dtype, device=DEV)
+                dist.all_to_all_single(out, t)
+                close(out, torch.cat([x.view(world, -1)[rank] for x in xs]))
+        assert t.dtype == dtype, (i, kind, t.dtype)
+
+
 def case_gather_scatter(rank, world):
     for dtype in (torch.float32, torch.int64):
         outs = [torch.zeros(3, dtype=dtype, device=DEV) for _ in range(world)] if rank == 0 else None
