@@ -58,6 +58,11 @@ def _device_ids(host, rank, size):
 def _create(store, rank, size, timeout):
     mode = _mode()
     host = dist.ProcessGroupGloo(dist.PrefixStore("tpu_dist/host/", store), rank, size, timeout)
+    if mode == "auto" and _C._plugin_platform() == "cpu":
+        # The CPU plugins have no collectives across processes: the host path,
+        # and nothing started here (a process may create this backend without
+        # ever using the device: init_process_group() makes one per device type).
+        mode = "host"
     why = ""
     if mode != "host":
         # The first group opens the runtime (if nothing used the device yet)

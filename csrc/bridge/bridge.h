@@ -33,6 +33,10 @@ std::string init_error();  // "" if the runtime loaded
 void set_search_path(const std::vector<std::string>& dirs);
 // Whether the runtime has started (never starts it).
 bool runtime_started();
+// The platform of the runtime ("cpu", "gpu", "tpu"), or, before it starts, of
+// the plugin discovery would load ("" when the user named the file, or none
+// is found). Never starts the runtime.
+std::string plugin_platform();
 // Starts the runtime with a PJRT client across the num_nodes processes of a
 // job (this one node_id; local_device >= 0: the one local device it uses),
 // which find each other through kv. Returns "" when the client spans the

@@ -120,6 +120,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_device_count", &device_count_nothrow);
   m.def("_init_error", &init_error);
   m.def("_runtime_started", &runtime_started);  // never starts it
+  m.def("_plugin_platform", &plugin_platform);  // never starts it
   m.def("_current_device", [] { return (int)current_device(); });
   m.def("_set_device", [](int d) { set_current_device((c10::DeviceIndex)d); });
   m.def("_synchronize", [](int d) {

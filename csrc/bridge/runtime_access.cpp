@@ -72,6 +72,23 @@ std::string init_error() {
   return g_error;
 }
 
+std::string plugin_platform() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_rt) {
+    std::string name = tt_runtime_info(g_rt)->platform_name;
+    return name == "cpu" ? "cpu" : name == "tpu" ? "tpu" : "gpu";
+  }
+  std::vector<const char*> dirs;
+  for (auto& d : g_search) dirs.push_back(d.c_str());
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  const char* platform = nullptr;
+  tt_status_t st = tt_pjrt_discover_platform(dirs.data(), (int)dirs.size(), &path, &platform);
+  tt_sbuf_free(&path);
+  tt_status_free(st);
+  return platform ? platform : "";
+}
+
 bool runtime_started() {
   std::lock_guard<std::mutex> lk(g_mu);
   return g_rt != nullptr;

@@ -513,6 +513,7 @@ def main():
         print(f"PASS {cases[0]}", flush=True)
         return
     dist.init_process_group("tpu_dist", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    assert not torch_tpu._C._runtime_started()  # creating the group starts nothing on the CPU plugins
     assert torch_tpu.distributed.collectives_path() == "host"  # the CPU plugin: no collectives across processes
     assert dist.get_backend() == "tpu_dist"
     ok = True

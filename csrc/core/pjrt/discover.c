@@ -49,6 +49,12 @@ static const char k_install_help[] =
     "or set TORCH_TPU_PJRT_PLUGIN=/path/to/plugin.so";
 
 tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_sbuf_t* out) {
+  return tt_pjrt_discover_platform(site_dirs, n_site_dirs, out, NULL);
+}
+
+tt_status_t tt_pjrt_discover_platform(const char* const* site_dirs, int n_site_dirs, tt_sbuf_t* out,
+                                      const char** found_platform) {
+  if (found_platform) *found_platform = NULL;
   tt_sbuf_clear(out);
   const char* platform = tt_env_get(TT_ENV_PJRT_PLATFORM);
   if (platform && strcmp(platform, "cpu") && strcmp(platform, "gpu") && strcmp(platform, "tpu"))
@@ -68,6 +74,7 @@ tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_s
       if (tt__is_file(v)) {
         tt_sbuf_append(out, v);
         tt_sbuf_free(&path);
+        if (found_platform) *found_platform = c->platform;
         return NULL;
       }
       if (!c->platform) { /* an explicit choice that does not exist: say so */
@@ -83,6 +90,7 @@ tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_s
       if (!path.oom && tt__is_file(path.data)) {
         tt_sbuf_append(out, path.data);
         tt_sbuf_free(&path);
+        if (found_platform) *found_platform = c->platform;
         return NULL;
       }
     }

@@ -44,6 +44,11 @@ typedef struct tt_pjrt_info {
  * restricts the search to one platform. On failure the status explains how to
  * install a plugin. Writes the path into `out`. */
 tt_status_t tt_pjrt_discover(const char* const* site_dirs, int n_site_dirs, tt_sbuf_t* out);
+/* The same, also naming the platform of the plugin found ("cpu", "gpu",
+ * "tpu"; static), or NULL where the user named the file
+ * (TORCH_TPU_PJRT_PLUGIN): known without loading it. */
+tt_status_t tt_pjrt_discover_platform(const char* const* site_dirs, int n_site_dirs, tt_sbuf_t* out,
+                                      const char** found_platform);
 
 /* Loads the plugin at `path` (dlopen, GetPjrtApi, version and slot checks,
  * Plugin_Initialize) and creates a client. `cpu_device_count` is passed to CPU

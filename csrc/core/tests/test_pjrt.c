@@ -256,11 +256,15 @@ static int rm_entry(const char* path, const struct stat* sb, int flag, struct FT
   return remove(path);
 }
 
-/* discover -> *found (or the status message if not found); returns the code */
+/* discover -> *found (or the status message if not found); returns the code;
+ * g_found_platform: the platform discovery named ("" for none) */
+static char g_found_platform[8];
 static tt_code_t discover(const char* const* dirs, int n, char* found, size_t cap) {
   tt_sbuf_t out;
   tt_sbuf_init(&out);
-  tt_status_t st = tt_pjrt_discover(dirs, n, &out);
+  const char* platform = NULL;
+  tt_status_t st = tt_pjrt_discover_platform(dirs, n, &out, &platform);
+  snprintf(g_found_platform, sizeof(g_found_platform), "%s", platform ? platform : "");
   tt_code_t code = tt_status_code(st);
   snprintf(found, cap, "%s", st ? tt_status_message(st) : out.data ? out.data : "");
   tt_status_free(st);
@@ -296,10 +300,12 @@ static void test_discover(void) {
   } while (0)
   /* libtpu beats the CPU plugins */
   EXPECT(discover(both, 2, got, sizeof(got)) == TT_OK && strstr(got, "site2/libtpu/libtpu.so"));
+  EXPECT(!strcmp(g_found_platform, "tpu"));
   /* cpu only: lammps (in the 2nd dir) beats xla_cpu_pjrt (in the 1st) */
   setenv("TORCH_TPU_PJRT_PLATFORM", "cpu", 1);
   snprintf(want, sizeof(want), "%s/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so", s2);
   EXPECT(discover(both, 2, got, sizeof(got)) == TT_OK && !strcmp(got, want));
+  EXPECT(!strcmp(g_found_platform, "cpu"));
   snprintf(want, sizeof(want), "%s/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", s1);
   EXPECT(discover(only1, 1, got, sizeof(got)) == TT_OK && !strcmp(got, want));
   /* a TPU_LIBRARY_PATH is skipped when the platform is cpu, taken otherwise */
@@ -323,6 +329,7 @@ static void test_discover(void) {
   /* an explicit plugin wins, and a missing one is an error */
   setenv("TORCH_TPU_PJRT_PLUGIN", want, 1);
   EXPECT(discover(both, 2, got, sizeof(got)) == TT_OK && !strcmp(got, want));
+  EXPECT(!strcmp(g_found_platform, "")); /* the user's file: not known before loading it */
   setenv("TORCH_TPU_PJRT_PLUGIN", "/nonexistent/plugin.so", 1);
   EXPECT(discover(both, 2, got, sizeof(got)) == TT_NOT_FOUND &&
          strstr(got, "TORCH_TPU_PJRT_PLUGIN=/nonexistent/plugin.so"));
