@@ -10,8 +10,9 @@ Backend for DDP's reducer and the functional collectives). Two paths:
 
 - device: where the plugin's PJRT client spans the processes (the GPU plugin,
   when init_process_group comes before the device's first use: the client is
-  then created with node_id/num_nodes and this store as its key-value store),
-  the collectives are StableHLO programs run by PJRT on the devices;
+  then created, at that first use, with node_id/num_nodes and this store as
+  its key-value store), the collectives are StableHLO programs run by PJRT on
+  the devices;
 - host: on the CPU plugins (no collectives across processes), or when the
   device was used before init_process_group, the data is staged through the
   host over a gloo group on the same store.
@@ -21,7 +22,6 @@ spans the processes), "host", or "device" (an error at init_process_group
 where the device path cannot serve the group).
 """
 import os
-import warnings
 
 import torch
 import torch.distributed as dist
@@ -55,6 +55,9 @@ def _device_ids(host, rank, size):
     return [int(t.item()) for t in out[0]]
 
 
+_HOST, _AUTO, _DEVICE = 0, 1, 2
+
+
 def _create(store, rank, size, timeout):
     mode = _mode()
     host = dist.ProcessGroupGloo(dist.PrefixStore("tpu_dist/host/", store), rank, size, timeout)
@@ -63,30 +66,22 @@ def _create(store, rank, size, timeout):
         # and nothing started here (a process may create this backend without
         # ever using the device: init_process_group() makes one per device type).
         mode = "host"
-    why = ""
-    if mode != "host":
-        # The first group opens the runtime (if nothing used the device yet)
-        # with a client across the group's processes; later groups find it.
-        why = _C._open_distributed(dist.PrefixStore("tpu_dist/pjrt/", store), rank, size, _local_device())
-    ids = []
-    if mode != "host":
-        ids = _device_ids(host, rank, size)
-        spans = _C._runtime_spans_processes()
-        usable = len(set(ids)) == size and (spans or size == 1)
-        if mode == "device" and not usable:
-            raise RuntimeError(
-                "tpu_dist: TORCH_TPU_DIST_COLLECTIVES=device, but the devices of this group cannot run "
-                f"collectives across its {size} processes (device ids {ids}): {why or 'one client per process'}. "
-                "The CPU plugins have no collectives across processes: leave TORCH_TPU_DIST_COLLECTIVES unset "
-                "(the host path).")
-        if not usable or (mode == "auto" and not spans):
-            if size > 1 and _C._info()["platform_name"] != "cpu":  # the CPU plugins have no other path
-                reason = why or f"device ids {ids}"
-                warnings.warn(f"tpu_dist: the collectives of this group go through the host ({reason}); call "
-                              "init_process_group before the first use of the tpu device for collectives on "
-                              "the devices", stacklevel=3)
-            ids = []
-    return _C._TpuDistBackend(rank, size, host, ids)
+    if mode == "host":
+        return _C._TpuDistBackend(rank, size, host, _HOST)
+    # The first group (before the device's first use) asks for a client across
+    # its processes, created when the runtime starts.
+    _C._set_distributed(dist.PrefixStore("tpu_dist/pjrt/", store), rank, size, _local_device())
+    if mode == "auto":  # decided at the first collective: nothing starts here
+        return _C._TpuDistBackend(rank, size, host, _AUTO)
+    why = _C._distributed_why()  # "device": checked now, on every rank (starts the runtime)
+    ids = _device_ids(host, rank, size)
+    if len(set(ids)) != size or (why and size > 1):
+        raise RuntimeError(
+            "tpu_dist: TORCH_TPU_DIST_COLLECTIVES=device, but the devices of this group cannot run "
+            f"collectives across its {size} processes (device ids {ids}): {why or 'one device twice'}. "
+            "The CPU plugins have no collectives across processes: leave TORCH_TPU_DIST_COLLECTIVES unset "
+            "(the host path).")
+    return _C._TpuDistBackend(rank, size, host, _DEVICE)
 
 
 def collectives_path(group=None):

@@ -37,12 +37,14 @@ bool runtime_started();
 // the plugin discovery would load ("" when the user named the file, or none
 // is found). Never starts the runtime.
 std::string plugin_platform();
-// Starts the runtime with a PJRT client across the num_nodes processes of a
-// job (this one node_id; local_device >= 0: the one local device it uses),
-// which find each other through kv. Returns "" when the client spans the
-// processes, else why not; the runtime then serves this process only (also
-// when it had started before).
-std::string open_distributed(const tt_pjrt_kv_t& kv, int node_id, int num_nodes, int local_device);
+// When the runtime starts (it has not yet): try a PJRT client across the
+// num_nodes processes of a job (this one node_id; local_device >= 0: the one
+// local device it uses), which find each other through kv (kv.ctx must live
+// as long as the process). Else, or if that fails, one client of this
+// process, as always. The first call wins.
+void set_distributed(const tt_pjrt_kv_t& kv, int node_id, int num_nodes, int local_device);
+// Starts the runtime if needed; "" when its client spans the processes, else why not.
+std::string distributed_why();
 
 // Current device of this thread.
 c10::DeviceIndex current_device();

@@ -14,7 +14,7 @@
 //
 // Where the PJRT client spans the processes (GPU plugins: init_process_group
 // before the device's first use opens it with node_id/num_nodes and the c10d
-// store as its key-value store, see open_distributed), all_reduce, broadcast,
+// store as its key-value store, see set_distributed), all_reduce, broadcast,
 // reduce, all_gather, reduce_scatter and even all_to_all run as StableHLO
 // collectives on the devices (tt_runtime_collective): the data never leaves
 // them, and the work is asynchronous like any op. The rest (gather, scatter,
@@ -158,11 +158,11 @@ struct StoreKV {
   }
 };
 
-std::string open_with_store(c10::intrusive_ptr<c10d::Store> store, int rank, int size, int local_device) {
+void set_with_store(c10::intrusive_ptr<c10d::Store> store, int rank, int size, int local_device) {
   static StoreKV* kv = nullptr;  // the first group's store, kept for the process
-  if (!kv) kv = new StoreKV{std::move(store)};
-  tt_pjrt_kv_t k{kv, &StoreKV::get, &StoreKV::try_get, &StoreKV::put};
-  return open_distributed(k, rank, size, local_device);
+  if (kv) return;                // (only the first group's counts: see set_distributed)
+  kv = new StoreKV{std::move(store)};
+  set_distributed(tt_pjrt_kv_t{kv, &StoreKV::get, &StoreKV::try_get, &StoreKV::put}, rank, size, local_device);
 }
 
 tt_coll_op_t coll_op(ReduceOp rop) {
@@ -179,16 +179,31 @@ tt_coll_op_t coll_op(ReduceOp rop) {
 class TpuDistBackend : public c10d::Backend {
  public:
   // `host`: the backend that moves host tensors (gloo); shared, kept alive here.
-  // `device_ids`: the global device id of each rank's device, where the
-  // collectives run on the devices (else empty: the host path).
-  TpuDistBackend(int rank, int size, c10::intrusive_ptr<c10d::Backend> host, std::vector<int64_t> device_ids)
-      : c10d::Backend(rank, size), host_(std::move(host)), ids_(std::move(device_ids)) {
-    TORCH_CHECK(ids_.empty() || (int)ids_.size() == size, "tpu_dist: ", ids_.size(), " device ids for ", size,
-                " ranks");
+  // `mode`: kHost, kDevice (checked by the caller), or kAuto: the device
+  // path where the runtime's client spans the processes, decided at the
+  // first collective (or collectives_path()), which starts the runtime.
+  enum Mode { kHost = 0, kAuto = 1, kDevice = 2 };
+  TpuDistBackend(int rank, int size, c10::intrusive_ptr<c10d::Backend> host, int mode)
+      : c10d::Backend(rank, size), host_(std::move(host)), mode_(mode) {
+    TORCH_CHECK(mode >= kHost && mode <= kDevice, "tpu_dist: mode ", mode);
   }
 
   const std::string getBackendName() const override { return "tpu_dist"; }
-  bool device_path() const { return !ids_.empty(); }
+  bool device_path() {
+    std::lock_guard<std::mutex> lk(path_mu_);
+    if (path_ < 0) {
+      if (mode_ != kAuto) {
+        path_ = mode_ == kDevice;
+      } else {
+        std::string why = distributed_why();  // starts the runtime
+        path_ = why.empty();
+        if (!path_ && getSize() > 1 && std::string(tt_runtime_info(runtime())->platform_name) != "cpu")
+          TORCH_WARN("tpu_dist: the collectives of this group go through the host (", why, "); call "
+                     "init_process_group before the first use of the tpu device for collectives on the devices");
+      }
+    }
+    return path_ == 1;
+  }
 
   c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& ts, const c10d::BroadcastOptions& o) override {
     if (on_device(ts, kBroadcast)) {
@@ -202,7 +217,7 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& ts, const AllreduceOptions& o) override {
-    if (ids_.empty() && inlinable(ts, o.reduceOp)) {  // small: one exchange (see agree)
+    if (inlinable(ts, o.reduceOp) && !device_path()) {  // small: one exchange (see agree)
       check_tpu(ts, kAllreduce);
       allreduce_inline(ts[0], o.reduceOp);
       return completed(ts);
@@ -428,7 +443,7 @@ class TpuDistBackend : public c10d::Backend {
   // the device collectives take (complex stays on the host path). Checks
   // the tensors and agrees on the signature first, as the host path does.
   bool on_device(const std::vector<at::Tensor>& ts, int64_t op, ReduceOp rop = ReduceOp::SUM) {
-    if (ids_.empty()) return false;
+    if (ts.empty() || !device_path()) return false;
     check_tpu(ts, op);
     for (const auto& t : ts)
       if (t.is_complex() || t.scalar_type() != ts[0].scalar_type()) return false;
@@ -437,7 +452,17 @@ class TpuDistBackend : public c10d::Backend {
                 op_name(op), ": AVG of bool tensors");
     int64_t numel = 0;
     for (const auto& t : ts) numel += t.numel();
-    agree(op, ts.empty() ? at::kFloat : ts[0].scalar_type(), numel, (int64_t)rop);
+    // the signature exchange also tells every rank's device (its global id)
+    int64_t mine = -1;
+    TT_CHECK_STATUS(tt_runtime_device_global_id(runtime(), ts[0].device().index(), &mine), "tpu_dist");
+    at::Tensor msgs = agree(op, ts[0].scalar_type(), numel, (int64_t)rop, nullptr, mine);
+    ids_.resize(getSize());
+    for (int r = 0; r < getSize(); r++) {
+      std::memcpy(&ids_[r], msgs[r].const_data_ptr<uint8_t>() + 4 * sizeof(int64_t), sizeof(int64_t));
+      for (int q = 0; q < r; q++)
+        TORCH_CHECK(ids_[q] != ids_[r], "tpu_dist ", op_name(op), ": ranks ", q, " and ", r,
+                    " pass tensors on one device (global id ", ids_[r], "); each rank needs its own");
+    }
     return true;
   }
 
@@ -541,16 +566,18 @@ class TpuDistBackend : public c10d::Backend {
 
   // Every rank passes (op, dtype, count, reduce op); all must be equal. The
   // message has one fixed size (whatever the op), so that ranks calling
-  // different collectives still exchange it safely; it carries up to
-  // kInline bytes of data: a small all-reduce travels inside it (see
-  // allreduce), one exchange instead of two. Returns the ranks' messages
-  // ([world, kMsg] bytes) when `data` was inlined, else undefined.
+  // different collectives still exchange it safely; it also tells the rank's
+  // device (its global id, the device path's program needs every rank's)
+  // and carries up to kInline bytes of data: a small all-reduce travels
+  // inside it (see allreduce), one exchange instead of two. Returns the
+  // ranks' messages ([world, kMsg] bytes).
   static constexpr int64_t kInline = 4096;
-  static constexpr int64_t kHead = 4 * (int64_t)sizeof(int64_t);
+  static constexpr int64_t kHead = 5 * (int64_t)sizeof(int64_t);
   static constexpr int64_t kMsg = kHead + kInline;
-  at::Tensor agree(int64_t op, at::ScalarType dt, int64_t count, int64_t rop = 0, const at::Tensor* data = nullptr) {
+  at::Tensor agree(int64_t op, at::ScalarType dt, int64_t count, int64_t rop = 0, const at::Tensor* data = nullptr,
+                   int64_t device_id = -1) {
     at::Tensor mine = at::zeros({kMsg}, at::kByte);
-    int64_t sig[4] = {op, (int64_t)dt, count, rop};
+    int64_t sig[5] = {op, (int64_t)dt, count, rop, device_id};
     std::memcpy(mine.mutable_data_ptr(), sig, sizeof(sig));
     if (data) {
       at::Tensor h = data->cpu().contiguous();
@@ -569,7 +596,7 @@ class TpuDistBackend : public c10d::Backend {
                   describe(op, (int64_t)dt, count, rop), ", rank ", r, " passes ",
                   describe(v[0], v[1], v[2], v[3]));
     }
-    return data ? at::stack(all[0]) : at::Tensor();
+    return at::stack(all[0]);
   }
 
   // A small all-reduce inside the signature exchange: every rank reduces
@@ -687,28 +714,26 @@ class TpuDistBackend : public c10d::Backend {
   std::unordered_map<size_t, at::Tensor> bufs_;
   std::shared_ptr<Keeper> keeper_ = std::make_shared<Keeper>();
   std::vector<std::pair<const c10::TensorImpl*, const void*>> windows_;  // of the op being staged
-  std::vector<int64_t> ids_;  // the device path: each rank's global device id
+  int mode_;
+  std::mutex path_mu_;
+  int path_ = -1;             // the device path (1) or the host path (0); -1: not decided yet
+  std::vector<int64_t> ids_;  // the device path: each rank's global device id, of the op being run
 };
 
 }  // namespace
 
 void register_dist(py::module_& m) {
   py::class_<TpuDistBackend, c10d::Backend, c10::intrusive_ptr<TpuDistBackend>>(m, "_TpuDistBackend")
-      .def(py::init<int, int, c10::intrusive_ptr<c10d::Backend>, std::vector<int64_t>>(), py::arg("rank"),
-           py::arg("size"), py::arg("host"), py::arg("device_ids"))
+      .def(py::init<int, int, c10::intrusive_ptr<c10d::Backend>, int>(), py::arg("rank"), py::arg("size"),
+           py::arg("host"), py::arg("mode"))
       .def("_on_device", &TpuDistBackend::device_path);
   m.def(
-      "_open_distributed",
+      "_set_distributed",
       [](c10::intrusive_ptr<c10d::Store> store, int rank, int size, int local_device) {
-        return open_with_store(std::move(store), rank, size, local_device);
+        set_with_store(std::move(store), rank, size, local_device);
       },
-      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("local_device"),
-      py::call_guard<py::gil_scoped_release>());
-  m.def("_runtime_spans_processes", [] {
-    if (!runtime_started()) return false;
-    const tt_pjrt_info_t* i = tt_runtime_info(runtime());
-    return i->num_global_devices > i->num_devices;
-  });
+      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("local_device"));
+  m.def("_distributed_why", &distributed_why, py::call_guard<py::gil_scoped_release>());
   m.def("_device_global_id", [](int device) {
     int64_t id = -1;
     TT_CHECK_STATUS(tt_runtime_device_global_id(runtime(), device, &id), "tpu_dist");

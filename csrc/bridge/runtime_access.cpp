@@ -14,6 +14,43 @@ std::string g_error;
 std::vector<std::string> g_search;
 thread_local c10::DeviceIndex t_device = 0;
 
+// A client across processes to create when the runtime starts (set by
+// tpu_dist's group creation, before the device's first use).
+struct PendingDist {
+  bool set = false;
+  tt_pjrt_kv_t kv{};
+  int node_id = 0, num_nodes = 1, local_device = -1;
+};
+PendingDist g_dist;
+std::string g_dist_why = "no process group asked for a client across processes";
+
+// Tries the pending client across processes at `path`; "" when it spans them.
+std::string try_distributed_locked(const char* path) {
+  tt_pjrt_options_t o;
+  std::memset(&o, 0, sizeof(o));
+  o.node_id = g_dist.node_id;
+  o.num_nodes = g_dist.num_nodes;
+  o.kv = g_dist.kv;
+  int64_t visible = g_dist.local_device;
+  if (g_dist.local_device >= 0) {
+    o.visible_devices = &visible;
+    o.num_visible_devices = 1;
+  }
+  tt_runtime_t* rt = nullptr;
+  tt_status_t st = tt_runtime_open_with(path, &o, &rt);
+  if (st) {
+    std::string why = tt_status_message(st);
+    tt_status_free(st);
+    return why;
+  }
+  if (tt_runtime_info(rt)->num_global_devices <= tt_runtime_info(rt)->num_devices) {
+    tt_runtime_close(rt);
+    return "the plugin's client does not span processes";
+  }
+  g_rt = rt;
+  return "";
+}
+
 void try_init_locked() {
   if (g_tried) return;
   g_tried = true;
@@ -22,12 +59,14 @@ void try_init_locked() {
   tt_sbuf_t path;
   tt_sbuf_init(&path);
   tt_status_t st = tt_pjrt_discover(dirs.data(), (int)dirs.size(), &path);
-  if (!st) {
+  if (!st && g_dist.set) g_dist_why = try_distributed_locked(path.data);
+  if (!st && !g_rt) {  // one client of this process
     int ncpu = (int)tt_env_int(TT_ENV_NUM_CPU_DEVICES, 1);
     st = tt_runtime_open(path.data, ncpu, &g_rt);
   }
   if (st) {
     g_error = tt_status_message(st);
+    if (g_dist.set) g_dist_why = g_error;
     tt_status_free(st);
     g_rt = nullptr;
   }
@@ -94,49 +133,24 @@ bool runtime_started() {
   return g_rt != nullptr;
 }
 
-std::string open_distributed(const tt_pjrt_kv_t& kv, int node_id, int num_nodes, int local_device) {
+void set_distributed(const tt_pjrt_kv_t& kv, int node_id, int num_nodes, int local_device) {
   std::lock_guard<std::mutex> lk(g_mu);
-  if (g_tried) {
-    if (g_rt && tt_runtime_info(g_rt)->num_global_devices > tt_runtime_info(g_rt)->num_devices) return "";
-    return g_rt ? "the tpu device was in use before init_process_group, so its PJRT client serves this "
-                  "process only"
-                : g_error;
-  }
-  std::vector<const char*> dirs;
-  for (auto& d : g_search) dirs.push_back(d.c_str());
-  tt_sbuf_t path;
-  tt_sbuf_init(&path);
-  tt_status_t st = tt_pjrt_discover(dirs.data(), (int)dirs.size(), &path);
-  std::string why;
-  if (!st) {
-    tt_pjrt_options_t o;
-    std::memset(&o, 0, sizeof(o));
-    o.node_id = node_id;
-    o.num_nodes = num_nodes;
-    o.kv = kv;
-    int64_t visible = local_device;
-    if (local_device >= 0) {
-      o.visible_devices = &visible;
-      o.num_visible_devices = 1;
-    }
-    tt_runtime_t* rt = nullptr;
-    tt_status_t mst = tt_runtime_open_with(path.data, &o, &rt);
-    if (mst) {
-      why = tt_status_message(mst);
-      tt_status_free(mst);
-    } else if (tt_runtime_info(rt)->num_global_devices <= tt_runtime_info(rt)->num_devices) {
-      why = "the plugin's client does not span processes";
-      tt_runtime_close(rt);
-    } else {
-      g_rt = rt;
-      g_tried = true;
-    }
-  }
-  if (st) why = tt_status_message(st);
-  tt_sbuf_free(&path);
-  tt_status_free(st);
-  if (!g_rt) try_init_locked();  // one client of this process, as without init_process_group
-  return why;
+  if (g_tried || g_dist.set || num_nodes < 2) return;  // started already, set before, or one process
+  g_dist.set = true;
+  g_dist.kv = kv;
+  g_dist.node_id = node_id;
+  g_dist.num_nodes = num_nodes;
+  g_dist.local_device = local_device;
+  g_dist_why = "the runtime has not started";
+}
+
+std::string distributed_why() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  try_init_locked();
+  if (g_rt && tt_runtime_info(g_rt)->num_global_devices > tt_runtime_info(g_rt)->num_devices) return "";
+  if (g_rt && !g_dist.set)
+    return "the tpu device was in use before init_process_group, so its PJRT client serves this process only";
+  return g_dist_why.empty() ? "the plugin's client does not span processes" : g_dist_why;
 }
 
 c10::DeviceIndex current_device() { return t_device; }
