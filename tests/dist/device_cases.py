@@ -6,7 +6,7 @@ tests/test_device_collectives.py in a fresh process:
 
 `local`: torch_tpu._C._device_collective over tpu:0 and tpu:1 (the CPU
 plugin's two devices of one client), randomized against CPU: every kind and
-reduction, dtypes, layouts (strided, offset, in place), Strict and Fused.
+reduction, dtypes, layouts (strided, offset, neg views, in place), Strict and Fused.
 `group`: TORCH_TPU_DIST_COLLECTIVES=device with world size 1, where the same
 programs serve c10d's ops (the path a client across processes takes on GPUs).
 Prints "PASS <name>" per part."""
@@ -77,6 +77,8 @@ def layout(torch, x, how, device):
         big = torch.zeros(2 * x.numel(), dtype=x.dtype)
         big[::2] = x
         return big.to(device)[::2]
+    if how == "neg":  # a lazily negated view (the neg bit) whose values read as x
+        return torch._neg_view(x.neg().to(device)) if x.dtype not in (torch.bool, torch.uint8) else x.to(device)
     if how == "offset":  # a slice of a larger storage
         big = torch.zeros(x.numel() + 3, dtype=x.dtype)
         big[2:2 + x.numel()] = x.reshape(-1)
@@ -115,7 +117,7 @@ def run_local():
                         xs = [make(torch, dtype, shape, gen) for _ in range(2)]
                         order = [0, 1] if rnd.random() < 0.5 else [1, 0]  # group rank -> device
                         root = rnd.randint(0, 1)
-                        how = rnd.choice(["contiguous", "strided", "offset"])
+                        how = rnd.choice(["contiguous", "strided", "offset", "neg"])
                         ins = [layout(torch, xs[r], how, f"tpu:{order[r]}") for r in range(2)]
                         in_place = n_in == n_out and rnd.random() < 0.5
                         if mode == "fused":  # pending producers: the inputs are computed in the graph

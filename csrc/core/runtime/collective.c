@@ -263,16 +263,11 @@ static tt_view_t dense(tt_storage_t* s, tt_dtype_t dt, int64_t numel) {
   return v;
 }
 
-/* A dense row-major view of v's shape over all of s. */
+/* A dense row-major view of v's shape over all of s, holding v's values
+ * (its math bits applied: none of its own). */
 static tt_view_t dense_like(tt_storage_t* s, const tt_view_t* v) {
-  tt_view_t d = dense(s, v->dtype, 0);
-  d.rank = v->rank;
-  int64_t st = 1;
-  for (int i = v->rank - 1; i >= 0; i--) {
-    d.sizes[i] = v->sizes[i];
-    d.strides[i] = st;
-    st *= v->sizes[i];
-  }
+  tt_view_t d = tt__dense_view(s, v);
+  d.conj = d.neg = false;
   return d;
 }
 

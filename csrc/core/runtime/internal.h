@@ -270,6 +270,9 @@ void tt__storage_unref(tt_storage_t* s);
 /* view_program.c: reading and writing views inside a program */
 bool tt__view_is_contiguous(const tt_view_t* v);
 bool tt__view_is_full(const tt_view_t* v); /* contiguous, offset 0, covers all bytes */
+/* runtime.c: a dense row-major view of `like`'s shape, dtype and math bits
+ * at the start of s. */
+tt_view_t tt__dense_view(tt_storage_t* s, const tt_view_t* like);
 /* A partial write through a view whose element size differs from the buffer's
  * turns the whole buffer into the view's dtype. */
 bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype);

@@ -229,8 +229,7 @@ tt_status_t tt_runtime_copy(tt_runtime_t* rt, const tt_view_t* dst, const tt_vie
   return run_copy(rt, dst, src);
 }
 
-/* A dense row-major view of `like`'s shape and dtype at the start of s. */
-static tt_view_t dense_view(tt_storage_t* s, const tt_view_t* like) {
+tt_view_t tt__dense_view(tt_storage_t* s, const tt_view_t* like) {
   tt_view_t v = *like;
   v.storage = s;
   v.offset = 0;
@@ -280,7 +279,7 @@ tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const voi
     tt_storage_release(tmp);
     return NULL;
   }
-  tt_view_t src = dense_view(tmp, dst);
+  tt_view_t src = tt__dense_view(tmp, dst);
   tt_status_t s = run_copy(rt, dst, &src);
   tt_storage_release(tmp);
   return s;
@@ -380,7 +379,7 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
   }
   if (!direct) {
     TT_RETURN_IF_ERROR(tt_storage_create(rt, s->device, nbytes, &tmp));
-    tt_view_t dst = dense_view(tmp, src);
+    tt_view_t dst = tt__dense_view(tmp, src);
     pthread_mutex_lock(&rt->mu);
     tt_status_t e = run_copy_now(rt, &dst, src);
     pthread_mutex_unlock(&rt->mu);
