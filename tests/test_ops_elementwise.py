@@ -204,13 +204,10 @@ def test_binary_python_scalars(dtype, s):
            lambda t: torch.add(t, s, alpha=2), lambda t: t & s, lambda t: torch.maximum(t, torch.tensor(s))]
     if dtype != torch.bool:  # a False divisor would be an integer division by zero
         fns.append(lambda t: torch.remainder(s, t))
-    if (dtype.is_floating_point or not (isinstance(s, int) and s < 0)) and not (dtype == torch.bool and s is True):
-        fns.append(lambda t: t ** s)  # bool ** True: the bridge gives the output int64 (CPU: bool)
+    fns.append(lambda t: t ** s)  # bool ** True is bool; int ** -3 raises (also for uint8 and bool)
+    fns.append(lambda t: t.clone().pow_(s))
     for fn in fns:
         check_or_raises(fn, x)
-    # Not checked: `int_tensor ** -3` raises on CPU ("Integers to negative integer
-    # powers are not allowed"); the exponent is a runtime value on tpu, which
-    # computes ATen's powi (0, or +-1 for bases +-1) instead.
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int64])

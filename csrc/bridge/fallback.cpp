@@ -269,6 +269,13 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
     }
     return;
   }
+  // pow(bool tensor, bool Scalar): CPU's result type is bool, the meta kernel's int64
+  if (name == "aten::pow" && schema.overload_name() == "Tensor_Scalar" && args.size() > 1 && args[0].isTensor() &&
+      args[0].toTensor().scalar_type() == at::kBool && args[1].isScalar() && args[1].toScalar().isBoolean()) {
+    for (auto& ret : r.rets)
+      for (auto& tm : ret.second) tm.dtype = at::kBool;
+    return;
+  }
   bool ln = name == "aten::native_layer_norm";
   bool bn = name == "aten::native_batch_norm" || name == "aten::_native_batch_norm_legit" ||
             name == "aten::_native_batch_norm_legit_no_training" ||
@@ -365,6 +372,11 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
       }
     }
   }
+  cpu_inplace_checks(op, args, [](const c10::OperatorHandle& fop, c10::ArrayRef<c10::IValue> fargs) {
+    MetaResult fr = run_meta(fop, fargs);
+    match_cpu_metadata(fop.schema(), fargs, fr);
+    return fr;
+  });
   match_cpu_metadata(op.schema(), args, r);
   auto shared = std::make_shared<const MetaResult>(std::move(r));
   std::lock_guard<std::mutex> lk(mu);

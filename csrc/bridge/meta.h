@@ -34,6 +34,12 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
 // CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
 // CPU's error (e.g. a reduction without identity over an empty dim).
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// CPU's TensorIterator checks of an in-place pointwise op (add_, sin_,
+// clamp_...) that the meta kernels lack: the result must keep self's shape and
+// cast safely to self's dtype. `functional` runs the meta kernel of an op (the
+// op's functional overload, e.g. aten::mul.Tensor for aten::mul_.Tensor).
+using MetaRunner = MetaResult (*)(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
+void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional);
 // The meta-result cache key (meta_key.cpp): the op's arguments as its meta
 // kernel sees them, Scalars of pointwise / foreach ops by class
 // (scalar_class_key_op) when `scalar_class`.

@@ -4,13 +4,21 @@
 // exist) or raise a different error (amax's "reducing over zero-size
 // dimension"). Each check raises CPU's exception type and message.
 //
+// std / var (and their _mean forms) refuse integer and bool inputs.
+//
 // Reductions without an identity (max / min / amax / amin / argmax / argmin /
 // aminmax / kthvalue / median / nanmedian / mode): CPU refuses an empty input
 // when no dim is given, and an empty reduced dim when one is (also where the
 // other dims are not empty). median / nanmedian over all elements of an empty
 // input give NaN on CPU (no check); scans (cummax / cummin) of an empty input
 // give empty outputs (no check).
+//
+// In-place pointwise ops: CPU builds them on a TensorIterator whose output is
+// self, which cannot be resized and must hold the result type; PyTorch's meta
+// kernels check neither for most of them (mul_ of an int8 tensor by a float16
+// one passes; lt_ with a larger broadcast shape resizes self).
 #include <ATen/WrapDimUtils.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "meta.h"
 
@@ -43,6 +51,15 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   const std::string& n = schema.name();
   if (n.rfind("aten::", 0) != 0) return;
   const std::string op = n.substr(6);
+  if (op == "var" || op == "std" || op == "var_mean" || op == "std_mean") {
+    auto si = arg_index(schema, "self");
+    if (si && *si < args.size() && args[*si].isTensor() && args[*si].toTensor().defined()) {
+      at::ScalarType t = args[*si].toTensor().scalar_type();
+      TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
+                  "std and var only support floating point and complex dtypes");
+    }
+    return;
+  }
   bool minmax = op == "max" || op == "min", aminmax_ = op == "amax" || op == "amin";
   bool arg = op == "argmax" || op == "argmin", both = op == "aminmax";
   bool by_dim = op == "kthvalue" || op == "median" || op == "nanmedian" || op == "mode";
@@ -86,6 +103,52 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   } else if (!no_dim) {  // kthvalue, median, nanmedian, mode with a dim
     dim_nonzero(self, dim->toInt(), (op == "nanmedian" ? std::string("median") : op) + "():", false);
   }
+}
+
+void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional) {
+  const auto& schema = op.schema();
+  const std::string& n = schema.name();
+  if (n.size() < 8 || n.back() != '_' || n.rfind("aten::", 0) != 0 || op.hasTag(at::Tag::inplace_view)) return;
+  if (schema.arguments().empty() || args.empty() || !args[0].isTensor()) return;
+  const auto* ai = schema.arguments()[0].alias_info();
+  if (!ai || !ai->isWrite()) return;
+  const at::Tensor& self = args[0].toTensor();
+  if (!self.defined()) return;
+  // The functional overload of the same arguments: pow_.Tensor's is
+  // pow.Tensor_Tensor (pow.Scalar takes a Scalar base).
+  auto same_args = [&](const c10::FunctionSchema& f) {
+    if (f.arguments().size() != schema.arguments().size() || f.returns().size() != 1) return false;
+    for (size_t i = 0; i < f.arguments().size(); i++)
+      if (f.arguments()[i].type()->str() != schema.arguments()[i].type()->str()) return false;
+    return true;
+  };
+  const std::string fname = n.substr(0, n.size() - 1), ov = schema.overload_name();
+  std::optional<c10::OperatorHandle> fop;
+  for (const std::string& o : {ov, "Tensor_" + ov}) {
+    auto h = c10::Dispatcher::singleton().findSchema({fname, o});
+    if (h && same_args(h->schema())) {
+      fop = h;
+      break;
+    }
+  }
+  // pointwise: TensorIterator ops (comparisons, abs_, copysign_... carry the
+  // tag on their functional overload only)
+  if (!fop || !(op.hasTag(at::Tag::pointwise) || fop->hasTag(at::Tag::pointwise))) return;
+  MetaResult fr;
+  try {
+    fr = functional(*fop, args);
+  } catch (const std::exception&) {
+    return;  // the in-place meta kernel, which ran first, accepted the call: leave it
+  }
+  if (fr.rets.empty() || fr.rets[0].first || fr.rets[0].second.size() != 1) return;
+  const TMeta& m = fr.rets[0].second[0];
+  TORCH_CHECK(m.sizes == self.sizes().vec(), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", c10::IntArrayRef(m.sizes));
+  if (n == "aten::float_power_")
+    TORCH_CHECK(m.dtype == self.scalar_type(), "the base given to float_power_ has dtype ", self.scalar_type(),
+                " but the operation's result requires dtype ", m.dtype);
+  TORCH_CHECK(c10::canCast(m.dtype, self.scalar_type()), "result type ", m.dtype,
+              " can't be cast to the desired output type ", self.scalar_type());
 }
 
 }  // namespace torch_tpu

@@ -149,6 +149,19 @@ void lstsq_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> ar
 }  // namespace
 
 bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  // bool_tensor.pow_(True / False): CPU keeps bool; the Python meta kernel
+  // promotes the bool exponent to int64 and refuses the in-place cast
+  if (schema.name() == "aten::pow_" && schema.overload_name() == "Scalar" && args.size() == 2 &&
+      args[0].isTensor() && args[0].toTensor().scalar_type() == at::kBool && args[1].isScalar() &&
+      args[1].toScalar().isBoolean()) {
+    const at::Tensor& self = args[0].toTensor();
+    TMeta tm{self.sizes().vec(), self.strides().vec(), at::kBool, true};
+    r.mut.assign(args.size(), {});
+    r.mut[0] = {tm};
+    r.rets.assign(1, {false, {tm}});
+    r.values.assign(1, c10::IValue());
+    return true;
+  }
   return rnn_cell_meta(schema.name(), args, r);
 }
 

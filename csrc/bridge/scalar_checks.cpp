@@ -123,8 +123,17 @@ bool overflows(const c10::Scalar& s, at::ScalarType t) {
 
 void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
                             const MetaResult& r) {
+  const std::string& op = schema.name();
+  if ((op == "aten::pow" || op == "aten::pow_") && args.size() >= 2 && args[0].isTensor() && args[1].isScalar()) {
+    // CPU's pow(Tensor, Scalar) meta check, by value (the meta cache holds the
+    // exponent by class): any integer or bool base, unsigned ones included
+    const c10::Scalar e = args[1].toScalar();
+    TORCH_CHECK(!(at::isIntegralType(args[0].toTensor().scalar_type(), /*includeBool=*/true) &&
+                  e.isIntegral(/*includeBool=*/true) && e.toLong() < 0),
+                "Integers to negative integer powers are not allowed.");
+  }
   const auto& all = rules();
-  auto it = all.find(schema.name());
+  auto it = all.find(op);
   if (it == all.end()) return;
   // the result's dtype: the first new return, else the first mutated argument
   std::optional<at::ScalarType> result;

@@ -131,6 +131,30 @@ tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
     tt_val_t z = tt_shlo_const(f, t, 0.0);
     return tt_l_compare(f, "NE", v, z);
   }
+  if (tt_dtype_is_float(t->dtype) && dt != TT_BOOL && !tt_dtype_is_float(dt)) {
+    /* float -> integer as CPU's x86 code does it: truncate to int32 (int64 for
+     * 64-bit targets), NaN and out-of-range values giving that width's minimum
+     * (cvttss2si's "integer indefinite"), then wrap to the target: -2.0 ->
+     * uint8 254, 70000.0 -> int16 4464, inf -> int64 minimum. XLA saturates. */
+    tt_dtype_t wide = tt_dtype_size(dt) <= 4 ? TT_I32 : TT_I64;
+    double lim = wide == TT_I32 ? 2147483648.0 : 9223372036854775808.0;
+    tt_val_t x = t->dtype == TT_F16 || t->dtype == TT_BF16 ? tt_l_convert(f, v, TT_F32) : v;
+    const tt_type_t* xt = tt_shlo_type(f, x);
+    if (!xt) return TT_SHLO_INVALID;
+    tt_type_t ft = *xt, wt = *xt;
+    wt.dtype = wide;
+    tt_val_t ok = tt_l_binary(f, "stablehlo.and", tt_l_compare(f, "GE", x, tt_shlo_const(f, &ft, -lim)),
+                              tt_l_compare(f, "LT", x, tt_shlo_const(f, &ft, lim)));
+    tt_val_t w = tt_shlo_op(f, "stablehlo.convert", &x, 1, &wt, NULL);
+    w = tt_l_select(f, ok, w, tt_shlo_const(f, &wt, -lim));
+    return tt_l_convert(f, w, dt);
+  }
+  if (t->dtype == TT_BOOL && tt_dtype_is_float(dt)) {
+    /* select(p, 1, 0), not convert: XLA rewrites x * convert(p) into
+     * select(p, x, 0), which drops the NaN of NaN * False (CPU: NaN) */
+    tt_val_t one = tt_shlo_const(f, &rt, 1.0), zero = tt_shlo_const(f, &rt, 0.0);
+    return tt_l_select(f, v, one, zero);
+  }
   return tt_shlo_op(f, "stablehlo.convert", &v, 1, &rt, NULL);
 }
 

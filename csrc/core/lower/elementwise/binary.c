@@ -278,6 +278,9 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
   if ((p == B_SUB || p == B_RSUB) && (tt_l_arg_dtype(c, 0) == TT_BOOL || tt_l_arg_dtype(c, 1) == TT_BOOL))
     return tt_status_make(TT_FAILED_PRECONDITION, /* CPU: RuntimeError */
                           "%s: subtraction, the `-` operator, with a bool tensor is not supported", c->op->name);
+  if (p == B_HEAVISIDE && tt_l_arg_dtype(c, 0) != tt_l_arg_dtype(c, 1))
+    return tt_status_make(TT_FAILED_PRECONDITION, /* CPU: RuntimeError */
+                          "%s: heaviside is not yet implemented for tensors with different dtypes.", c->op->name);
   tt_dtype_t cdt = o->policy == BP_FLOAT ? tt__ew_float_compute(c, dt)
                    : o->policy == BP_CMP ? dt
                    : o->policy == BP_BOOL ? TT_BOOL
@@ -285,8 +288,12 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
   tt_type_t shape = c->out_types[0];
   shape.dtype = cdt;
   int ia = o->swap ? 1 : 0, ib = o->swap ? 0 : 1;
-  tt_val_t a = operand(c, ia, dt, &shape, false);
-  tt_val_t b = operand(c, ib, dt, &shape, o->full_b);
+  /* An op that computes integers in float: TensorIterator's common dtype is
+   * then the float one, and each operand goes to it from its own dtype (-5 of
+   * an int32 0-dim tensor over a uint8 tensor stays -5, not 251). */
+  bool direct = o->policy == BP_FLOAT && !tt_dtype_is_float(dt) && !tt_dtype_is_complex(dt);
+  tt_val_t a = operand(c, ia, direct ? cdt : dt, &shape, false);
+  tt_val_t b = operand(c, ib, direct ? cdt : dt, &shape, o->full_b);
   const tt_type_t* bt = tt_shlo_type(c->f, c->args[ib].val);
   bool bcast = !bt || bt->rank != shape.rank;
   for (int d = 0; !bcast && d < bt->rank; d++) bcast = bt->dims[d] != shape.dims[d];

@@ -63,8 +63,11 @@ static tt_val_t zeta_f64(tt_shlo_fn_t* f, tt_val_t x, tt_val_t q) {
   tt_val_t qint = tt_l_compare(f, "EQ", q, UN("floor", q));
   tt_val_t xint = tt_l_compare(f, "EQ", x, UN("floor", x));
   tt_val_t qneg = CMP("LE", q, 0);
-  tt_val_t is_inf = OR(CMP("EQ", x, 1.0), AND(AND(CMP("GT", x, 1.0), qneg), qint));
-  tt_val_t is_nan = OR(CMP("LT", x, 1.0), AND(AND(AND(CMP("GT", x, 1.0), qneg), NOT(qint)), NOT(xint)));
+  /* Cephes' order: x == 1, x < 1, then q <= 0 (a NaN x reaches the last: inf
+   * for an integer q) */
+  tt_val_t ge1 = NOT(CMP("LT", x, 1.0));
+  tt_val_t is_inf = OR(CMP("EQ", x, 1.0), AND(AND(ge1, qneg), qint));
+  tt_val_t is_nan = OR(CMP("LT", x, 1.0), AND(AND(AND(ge1, qneg), NOT(qint)), NOT(xint)));
   is_nan = OR(is_nan, AND(tt__ew_isnan(f, x), tt__sp_not(f, is_inf)));
   tt_val_t special = OR(is_inf, is_nan);
 

@@ -57,8 +57,15 @@ static tt_val_t b_logit(tt_lctx_t* c, const tt_val_t* v) {
   tt_val_t x = v[0];
   double eps = eps_arg(c, 1);
   if (eps >= 0) {
-    x = tt_l_select(F_, tt__ew_cmpk(F_, "LT", x, eps), K(x, eps), x);
-    x = tt_l_select(F_, tt__ew_cmpk(F_, "GT", x, 1.0 - eps), K(x, 1.0 - eps), x);
+    /* CPU's bounds are scalar_t: eps and 1 - eps rounded to the input's dtype
+     * (1 - 1e-3 is 1.0 in bfloat16, so logit(1) stays inf there) */
+    tt_dtype_t in = c->out_types[0].dtype;
+    const tt_type_t* xt = tt_shlo_type(F_, x);
+    tt_dtype_t cd = xt ? xt->dtype : in;
+    tt_val_t lo = tt_l_convert(F_, tt_l_convert(F_, K(x, eps), in), cd);
+    tt_val_t hi = tt_l_convert(F_, tt_l_convert(F_, tt__ew_sub(F_, K(x, 1.0), lo), in), cd);
+    x = tt_l_select(F_, tt_l_compare(F_, "LT", x, lo), lo, x);
+    x = tt_l_select(F_, tt_l_compare(F_, "GT", x, hi), hi, x);
   }
   tt_val_t r = tt__sp_un(F_, "stablehlo.log", tt__ew_div(F_, x, tt__ew_sub(F_, K(x, 1.0), x)));
   return tt__sp_where_k(F_, tt__ew_cmpk(F_, "EQ", x, 1.0), INFINITY, r);
@@ -204,12 +211,20 @@ static tt_val_t gcd_of(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
   return st[1];
 }
 static tt_val_t b_gcd(tt_lctx_t* c, const tt_val_t* v) { return gcd_of(F_, v[0], v[1]); }
-/* |a / g * b|, 0 when g == 0. */
+/* |a / g * b|, 0 when g == 0. 8- and 16-bit integers compute a / g * b and
+ * its abs in int32 and wrap once at the end, as C's integer promotion does
+ * in CPU's kernel (lcm(-127, -126) of int8 is -126 there). */
 static tt_val_t b_lcm(tt_lctx_t* c, const tt_val_t* v) {
   tt_val_t g = gcd_of(F_, v[0], v[1]);
   tt_val_t z = tt__ew_cmpk(F_, "EQ", g, 0);
   tt_val_t safe = tt_l_select(F_, z, K(g, 1), g);
-  tt_val_t r = iabs(F_, tt__ew_mul(F_, tt__ew_div(F_, v[0], safe), v[1]));
+  const tt_type_t* t = tt_shlo_type(F_, g);
+  tt_dtype_t dt = t ? t->dtype : TT_I64;
+  bool narrow = tt_dtype_size(dt) < 4;
+  tt_val_t a = v[0], b = v[1];
+  if (narrow) a = tt_l_convert(F_, a, TT_I32), b = tt_l_convert(F_, b, TT_I32), safe = tt_l_convert(F_, safe, TT_I32);
+  tt_val_t r = tt__ew_mul(F_, tt__ew_div(F_, a, safe), b);
+  r = narrow ? tt_l_convert(F_, tt__sp_abs(F_, r), dt) : iabs(F_, r);
   return tt_l_select(F_, z, K(g, 0), r);
 }
 
