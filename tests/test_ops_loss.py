@@ -103,3 +103,37 @@ def test_cross_entropy_2d_smoothing():
     t = make((2, 4, 5), torch.int64, low=0, high=3)
     t[0, 0, 0] = -100
     check_grad(lambda a: F.cross_entropy(a, t.to(a.device), label_smoothing=0.2), x, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("targets,ignore", [([0, 5, -100, 2], -100), ([0, 5, -100, 2], 5), ([0, -3, 1, 2], -100)])
+def test_nll_target_out_of_bounds_raises(targets, ignore):
+    """A target outside [0, C) that is not ignore_index raises CPU's IndexError
+    (at the next sync), for 1-d and 2-d (nll_loss2d) inputs and the backward."""
+    x, t = torch.randn(4, 5), torch.tensor(targets)
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(x, t, ignore_index=ignore)
+    with pytest.raises(IndexError, match="Target is out of bounds"):
+        F.cross_entropy(x.to("tpu"), t.to("tpu"), ignore_index=ignore).item()
+    x2, t2 = torch.randn(2, 5, 3, 3), torch.randint(0, 5, (2, 3, 3))
+    t2[0, 1, 1] = 7
+    with pytest.raises(IndexError, match="Target is out of bounds"):
+        F.cross_entropy(x2.to("tpu"), t2.to("tpu")).item()
+    ok = torch.tensor([0, 1, ignore if ignore < 0 else 2, 2])
+    check_grad(lambda a, b: F.cross_entropy(a, b, ignore_index=ignore), x, ok)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_uint8_targets(reduction):
+    """CPU's nll_loss takes Long or Byte targets."""
+    for shape, tshape in (((4, 5), (4,)), ((5,), ())):
+        x = make(shape, torch.float32)
+        t = torch.randint(0, 5, tshape, dtype=torch.uint8)
+        check_grad(lambda a, b: F.cross_entropy(a, b, reduction=reduction), x, t)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_huber_mixed_dtypes_keep_input_dtype(reduction):
+    """CPU computes huber_loss into empty_like(input): the result has input's dtype."""
+    for a, b in ((torch.float16, torch.float64), (torch.bfloat16, torch.float16), (torch.float32, torch.float64)):
+        x, y = make((3, 4), a), make((3, 4), b, seed=1)
+        check(lambda p, q: F.huber_loss(p, q, reduction=reduction, delta=0.5), x, y, rtol=1e-2, atol=1e-2)

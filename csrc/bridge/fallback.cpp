@@ -269,6 +269,12 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
     }
     return;
   }
+  // huber_loss: CPU computes into empty_like(input) (the promoted value cast to
+  // input's dtype); the meta kernel promotes
+  if (name == "aten::huber_loss" && !args.empty() && args[0].isTensor() && !r.rets.empty()) {
+    for (auto& tm : r.rets[0].second) tm.dtype = args[0].toTensor().scalar_type();
+    return;
+  }
   // pow(bool tensor, bool Scalar): CPU's result type is bool, the meta kernel's int64
   if (name == "aten::pow" && schema.overload_name() == "Tensor_Scalar" && args.size() > 1 && args[0].isTensor() &&
       args[0].toTensor().scalar_type() == at::kBool && args[1].isScalar() && args[1].toScalar().isBoolean()) {

@@ -162,7 +162,33 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     r.values.assign(1, c10::IValue());
     return true;
   }
-  return rnn_cell_meta(schema.name(), args, r);
+  // nll_loss with uint8 targets (CPU takes Long or Byte): the meta kernel, a
+  // decomposition through gather, refuses Byte. Forward: (output, total_weight),
+  // output of the target's shape for reduction 'none', else 0-dim; backward: like self.
+  const std::string& name = schema.name();
+  if ((name == "aten::nll_loss_forward" || name == "aten::nll_loss_backward") && schema.overload_name().empty()) {
+    bool fwd = name == "aten::nll_loss_forward";
+    size_t is = fwd ? 0 : 1, it = is + 1, ir = is + 3;
+    if (args.size() > ir && args[is].isTensor() && args[it].isTensor() && args[ir].isInt() &&
+        args[it].toTensor().scalar_type() == at::kByte) {
+      const at::Tensor& self = args[is].toTensor();
+      const at::Tensor& target = args[it].toTensor();
+      TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
+      TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+      TORCH_CHECK(self.dim() == 1 || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
+                  ", target: ", target.sizes(), ")");
+      at::ScalarType dt = self.scalar_type();
+      if (fwd) {
+        std::vector<int64_t> out;
+        if (args[ir].toInt() == 0 && self.dim() == 2) out = {self.size(0)};
+        emit(schema, args.size(), {contiguous(out, dt), contiguous({}, dt)}, r);
+      } else {
+        emit(schema, args.size(), {like(self)}, r);
+      }
+      return true;
+    }
+  }
+  return rnn_cell_meta(name, args, r);
 }
 
 bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {

@@ -72,8 +72,9 @@ typedef struct nll {
   uint32_t cmask;  /* the class dim */
 } nll_t;
 
-/* Shared by forward and backward. Targets outside [0, C) that are not
- * ignore_index select nothing (PyTorch raises; a device check comes later). */
+/* Shared by forward and backward. A target outside [0, C) that is not
+ * ignore_index raises CPU's IndexError at the next sync (a device check; the
+ * value is not in the message) and selects nothing. */
 static void nll_setup(tt_lctx_t* c, int iself, int itarget, int iweight, int iignore,
                       tt_dtype_t acc, nll_t* o) {
   tt_shlo_fn_t* f = c->f;
@@ -88,6 +89,11 @@ static void nll_setup(tt_lctx_t* c, int iself, int itarget, int iweight, int iig
   tt_type_t tt = type_of(f, tgt);
   tt_val_t valid = tt_l_compare(f, "NE", tgt, tt_shlo_const_i64(f, &tt, c->args[iignore].i));
   o->valid = valid;
+  tt_val_t out = tt_l_binary(f, "stablehlo.or", tt_l_compare(f, "LT", tgt, tt_shlo_const_i64(f, &tt, 0)),
+                             tt_l_compare(f, "GE", tgt, tt_shlo_const_i64(f, &tt, st.rank ? st.dims[cdim] : 1)));
+  tt_val_t bad = tt_l_binary(f, "stablehlo.and", valid, out);
+  if (tt.rank > 0) bad = tt_lt_reduce(f, bad, (1u << tt.rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+  tt_shlo_add_check(f, bad, TT_OUT_OF_RANGE, "Target is out of bounds.");
   tt_type_t wt = tt;
   wt.dtype = acc;
   tt_val_t w = tt_shlo_const(f, &wt, 1.0);
