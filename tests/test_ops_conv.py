@@ -3,6 +3,7 @@ gradients of input, weight and bias (aten::convolution / convolution_backward,
 max/avg/adaptive pools and their backward ops), plus a tiny CNN trained with
 AdamW."""
 import copy
+import re
 
 import pytest
 import torch
@@ -277,3 +278,18 @@ def test_integer_convolution_is_exact(dtype):
         return
     check(lambda a, b: torch.nn.functional.conv2d(a, b, padding=1, stride=(2, 1)), x, w)
     check(lambda a, b: torch.nn.functional.conv1d(a, b), x[..., 0], w[..., 0])
+
+
+def test_conv_mixed_dtypes_raise_like_cpu():
+    """CPU refuses a weight or bias of another dtype than the input's; so does the tpu."""
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3, dtype=torch.float64)
+    b = torch.randn(3, dtype=torch.float64)
+    cases = [lambda d: F.conv2d(x.to(d), w.to(d)), lambda d: F.conv2d(x.double().to(d), w.float().to(d)),
+             lambda d: F.conv2d(x.to(d), w.float().to(d), b.to(d)),
+             lambda d: F.conv1d(x[:, :, 0].to(d), w[:, :, 0].to(d)),
+             lambda d: F.conv_transpose2d(x.to(d), w.transpose(0, 1).contiguous().to(d))]
+    for fn in cases:
+        with pytest.raises(RuntimeError) as cpu:
+            fn("cpu")
+        with pytest.raises(RuntimeError, match=re.escape(str(cpu.value))):
+            fn("tpu")

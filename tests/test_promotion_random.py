@@ -292,3 +292,14 @@ def test_var_std_refuse_integers():
         for f in (torch.var, torch.std, torch.var_mean, lambda t: torch.std(t, dim=0)):
             with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
                 f(x)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+def test_cdist_pdist_nan_inf_like_cpu(p):
+    """p = 0 counts a NaN difference as NaN (CPU's min(ceil(|d|), 1)); p = inf skips it
+    (CPU's running max from 0)."""
+    import torch.nn.functional as F
+    a, b = torch.randn(4, 5), torch.randn(3, 5)
+    a[0, 1], b[2, 2], a[1, 3] = float("nan"), float("inf"), float("inf")
+    same(torch.cdist(a, b, p), torch.cdist(a.to(dev), b.to(dev), p).cpu())
+    same(F.pdist(a, p), F.pdist(a.to(dev), p).cpu())

@@ -4,7 +4,8 @@
 // exist) or raise a different error (amax's "reducing over zero-size
 // dimension"). Each check raises CPU's exception type and message.
 //
-// std / var (and their _mean forms) refuse integer and bool inputs.
+// std / var (and their _mean forms) refuse integer and bool inputs;
+// convolutions refuse a weight or bias of another dtype than the input's.
 //
 // Reductions without an identity (max / min / amax / amin / argmax / argmin /
 // aminmax / kthvalue / median / nanmedian / mode): CPU refuses an empty input
@@ -51,6 +52,24 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   const std::string& n = schema.name();
   if (n.rfind("aten::", 0) != 0) return;
   const std::string op = n.substr(6);
+  if (op == "convolution" || op == "_convolution" || op == "convolution_overrideable") {
+    // CPU's kernels take input, weight and bias of one dtype
+    if (args.size() < 3 || !args[0].isTensor() || !args[1].isTensor()) return;
+    const at::Tensor &in = args[0].toTensor(), &w = args[1].toTensor();
+    if (!in.defined() || !w.defined()) return;
+    if (args[2].isTensor() && args[2].toTensor().defined() && w.scalar_type() == in.scalar_type()) {
+      at::ScalarType b = args[2].toTensor().scalar_type();
+      auto lower = [](at::ScalarType t) {
+        std::string n = t == at::kFloat ? "float" : t == at::kDouble ? "double" : c10::toString(t);
+        return n;
+      };
+      TORCH_CHECK(b == in.scalar_type(), "Input type (", lower(in.scalar_type()), ") and bias type (", lower(b),
+                  ") should be the same");
+    }
+    TORCH_CHECK(w.scalar_type() == in.scalar_type(), "expected scalar type ", in.scalar_type(), " but found ",
+                w.scalar_type());
+    return;
+  }
   if (op == "var" || op == "std" || op == "var_mean" || op == "std_mean") {
     auto si = arg_index(schema, "self");
     if (si && *si < args.size() && args[*si].isTensor() && args[*si].toTensor().defined()) {

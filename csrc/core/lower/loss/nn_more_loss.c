@@ -230,7 +230,8 @@ static tt_status_t lower_pdist(tt_lctx_t* c) {
   free(pi), free(pj);
   tt_val_t r;
   if (p == 0) {
-    r = tt_lt_sum(f, tt_l_convert(f, tt__ew_cmpk(f, "NE", a, 0), dt), 2u);
+    /* CPU's min(ceil(|d|), 1): a NaN difference stays NaN */
+    r = tt_lt_sum(f, tt_l_select(f, tt_l_compare(f, "NE", a, a), a, tt_l_convert(f, tt__ew_cmpk(f, "NE", a, 0), dt)), 2u);
   } else if (p == 1) {
     r = tt_lt_sum(f, a, 2u);
   } else if (p == 2) {

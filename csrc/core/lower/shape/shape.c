@@ -215,11 +215,15 @@ static tt_status_t lower_cdist(tt_lctx_t* c) {
   tt_val_t d = pair_diff(f, c->args[0].val, c->args[1].val, ot->rank - 2, ot->dims, cdt, &full);
   uint32_t mlast = 1u << (full.rank - 1);
   tt_val_t ad = tt_l_unary(f, "stablehlo.abs", d), r;
-  if (p == 0) r = tt_lt_sum(f, tt_l_convert(f, tt_l_compare(f, "NE", d, kof(f, d, 0.0)), cdt), mlast);
+  if (p == 0) /* CPU's min(ceil(|d|), 1): a NaN difference stays NaN */
+    r = tt_lt_sum(f, sel(f, tt_l_compare(f, "NE", d, d), d,
+                         tt_l_convert(f, tt_l_compare(f, "NE", d, kof(f, d, 0.0)), cdt)), mlast);
   else if (p == 1) r = tt_lt_sum(f, ad, mlast);
   else if (p == 2)
     r = tt_l_unary(f, "stablehlo.sqrt", tt_lt_sum(f, bin(f, "stablehlo.multiply", d, d), mlast));
-  else if (isinf(p)) r = tt_lt_reduce(f, ad, mlast, "stablehlo.maximum", tt_lt_const0(f, cdt, 0.0));
+  else if (isinf(p)) /* CPU's running max(agg, |d|) from 0 skips a NaN |d| */
+    r = tt_lt_reduce(f, sel(f, tt_l_compare(f, "NE", ad, ad), kof(f, ad, 0.0), ad), mlast, "stablehlo.maximum",
+                     tt_lt_const0(f, cdt, 0.0));
   else {
     r = tt_lt_sum(f, bin(f, "stablehlo.power", ad, kof(f, ad, p)), mlast);
     r = bin(f, "stablehlo.power", r, kof(f, r, 1.0 / p));
