@@ -325,3 +325,85 @@ CASES_BY_OP = {name[5:]: fn for name, fn in sorted(globals().items()) if name.st
 def test_index_random(op, seed):
     rng = random.Random(f"{op}/{seed}")
     CASES_BY_OP[op](rng)
+
+
+# ---- Python indexing: x[idx] and x[idx] = v with mixed index kinds ---------------------
+ALL_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16,
+              torch.bfloat16, torch.float32, torch.float64]
+
+
+def _rand_index(rng, shape):
+    idx = []
+    for n in shape:
+        r = rng.random()
+        if r < 0.25:
+            idx.append(slice(None))
+        elif r < 0.45:
+            idx.append(slice(rng.randint(-n, n), rng.randint(-n, n), rng.choice([1, 2, 3])))
+        elif r < 0.6:
+            idx.append(rng.randint(-n, n - 1))
+        elif r < 0.75:
+            idx.append(torch.tensor([rng.randrange(-n, n) for _ in range(rng.choice([1, 2, 3]))]))
+        elif r < 0.82:
+            idx.append(None)
+        elif r < 0.9:
+            idx.append(torch.tensor([rng.random() < 0.5 for _ in range(n)]))
+        else:
+            idx.append(Ellipsis)
+            break
+    return tuple(idx)
+
+
+def _on(idx, device):
+    return tuple(i.to(device) if isinstance(i, torch.Tensor) else i for i in idx)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_python_indexing_random(seed):
+    """Slices with steps, ints, None, Ellipsis, integer and boolean tensors mixed; reads,
+    writes of scalars and of tensors (another dtype: CPU refuses it unless one value goes
+    through a mask), += and in-place ops through the indexed view. The tpu raises where CPU
+    raises (mismatched index shapes: IndexError) and otherwise equals CPU exactly."""
+    rng = random.Random(500 + seed)
+    for _ in range(150):
+        dt = rng.choice(ALL_DTYPES)
+        shape = rng.choice([(5,), (4, 5), (3, 4, 5), (2, 3, 4, 2)])
+        g = torch.Generator().manual_seed(rng.randrange(1 << 30))
+        x = (torch.randn(shape, generator=g) * 4).round().to(dt)
+        if rng.random() < 0.3 and x.dim() >= 2:
+            x = x.transpose(0, -1)
+        idx = _rand_index(rng, x.shape)
+        kind = rng.choice(["get", "set", "set_t", "iadd", "view_inplace"])
+        scalar = rng.choice([1, -2.5, True, 0])
+        vdt = rng.choice(ALL_DTYPES)
+
+        def run(t, device):
+            i = _on(idx, device)
+            if kind == "get":
+                return t[i].clone()
+            t = t.clone()
+            if kind == "set":
+                t[i] = scalar
+            elif kind == "set_t":
+                sub = t[i]
+                shp = sub.shape[-1:] if sub.dim() and (len(sub.shape) % 2) else sub.shape
+                t[i] = torch.arange(max(1, int(torch.Size(shp).numel()))).reshape(shp).to(vdt).to(device)
+            elif kind == "iadd":
+                t[i] += 1
+            else:
+                sub = t[i]
+                sub.logical_not_() if t.dtype == torch.bool else sub.mul_(2)
+            return t
+
+        try:
+            want, err = run(x, "cpu"), None
+        except Exception as e:  # noqa: BLE001 - CPU's error is the reference
+            want, err = None, e
+        where = f"{kind} {dt} {tuple(x.shape)} {idx}"
+        if err is not None:
+            with pytest.raises(type(err)):
+                run(x.to(dev), dev).cpu()
+            continue
+        got = run(x.to(dev), dev).cpu()
+        assert got.dtype == want.dtype and got.shape == want.shape, where
+        assert torch.equal(got, want), where

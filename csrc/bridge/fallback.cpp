@@ -587,6 +587,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   }
   const auto& schema = op.schema();
   if (info.mask_indices) {
+    index_put_dtype_check(schema, c10::ArrayRef<c10::IValue>(*stack).slice(stack->size() - schema.arguments().size()));
     expand_mask_indices(schema, stack);  // a CPU mask's positions are found on the host
     move_host_indices(schema, stack);
   }

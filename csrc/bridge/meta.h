@@ -34,6 +34,10 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
 // CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
 // CPU's error (e.g. a reduction without identity over an empty dim).
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// index_put's values must have self's dtype (CPU's check), except one value
+// with a boolean mask (x[mask] = v is masked_fill_ on CPU). Every call, before
+// the masks are expanded.
+void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
 // CPU's TensorIterator checks of an in-place pointwise op (add_, sin_,
 // clamp_...) that the meta kernels lack: the result must keep self's shape and
 // cast safely to self's dtype. `functional` runs the meta kernel of an op (the

@@ -6,6 +6,8 @@
 //
 // std / var (and their _mean forms) refuse integer and bool inputs;
 // convolutions refuse a weight or bias of another dtype than the input's.
+// index_put refuses values of another dtype than self's (before boolean masks
+// are expanded: it runs on every call).
 //
 // Reductions without an identity (max / min / amax / amin / argmax / argmin /
 // aminmax / kthvalue / median / nanmedian / mode): CPU refuses an empty input
@@ -20,6 +22,8 @@
 // one passes; lt_ with a larger broadcast shape resizes self).
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+
+#include <sstream>
 
 #include "meta.h"
 
@@ -68,6 +72,34 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     }
     TORCH_CHECK(w.scalar_type() == in.scalar_type(), "expected scalar type ", in.scalar_type(), " but found ",
                 w.scalar_type());
+    return;
+  }
+  if (op == "index_put" || op == "index_put_" || op == "_index_put_impl_" || op == "index" ||
+      op == "_unsafe_index_put" || op == "_unsafe_index") {
+    // the index tensors (boolean masks already expanded) must broadcast together
+    if (args.size() < 2 || !args[1].isList()) return;
+    std::vector<c10::IntArrayRef> shapes;
+    for (const c10::IValue& e : args[1].toList())
+      if (e.isTensor() && e.toTensor().defined()) shapes.push_back(e.toTensor().sizes());
+    std::vector<int64_t> acc;
+    bool ok = true;
+    for (auto sh : shapes) {
+      size_t n = std::max(acc.size(), sh.size());
+      std::vector<int64_t> out(n, 1);
+      for (size_t i = 0; i < n && ok; i++) {
+        int64_t a = i < n - acc.size() ? 1 : acc[i - (n - acc.size())];
+        int64_t b = i < n - sh.size() ? 1 : sh[i - (n - sh.size())];
+        ok = a == b || a == 1 || b == 1;
+        out[i] = a == 1 ? b : a;
+      }
+      acc = out;
+    }
+    if (!ok) {
+      std::ostringstream m;
+      m << "shape mismatch: indexing tensors could not be broadcast together with shapes ";
+      for (size_t i = 0; i < shapes.size(); i++) m << (i ? ", " : "") << shapes[i];
+      TORCH_CHECK_INDEX(false, m.str());
+    }
     return;
   }
   if (op == "var" || op == "std" || op == "var_mean" || op == "std_mean") {
@@ -168,6 +200,28 @@ void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue
                 " but the operation's result requires dtype ", m.dtype);
   TORCH_CHECK(c10::canCast(m.dtype, self.scalar_type()), "result type ", m.dtype,
               " can't be cast to the desired output type ", self.scalar_type());
+}
+
+void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  const std::string& n = schema.name();
+  if (n != "aten::index_put" && n != "aten::index_put_" && n != "aten::_index_put_impl_" &&
+      n != "aten::_index_put_impl")
+    return;
+  if (args.size() < 3 || !args[0].isTensor() || !args[2].isTensor() || !args[0].toTensor().defined() ||
+      !args[2].toTensor().defined())
+    return;
+  at::ScalarType d = args[0].toTensor().scalar_type(), v = args[2].toTensor().scalar_type();
+  if (d == v) return;
+  // x[mask] = v with one value: Python's indexing calls masked_fill_ there on
+  // CPU (any dtype), so a mask index with a one-element value passes
+  bool mask = false;
+  if (args[1].isList())
+    for (const c10::IValue& e : args[1].toList())
+      if (e.isTensor() && e.toTensor().defined() &&
+          (e.toTensor().scalar_type() == at::kBool || e.toTensor().scalar_type() == at::kByte))
+        mask = true;
+  TORCH_CHECK(mask && args[2].toTensor().numel() == 1, "Index put requires the source and destination dtypes match, got ",
+              d, " for the destination and ", v, " for the source.");
 }
 
 }  // namespace torch_tpu
