@@ -20,6 +20,7 @@
 // self, which cannot be resized and must hold the result type; PyTorch's meta
 // kernels check neither for most of them (mul_ of an int8 tensor by a float16
 // one passes; lt_ with a larger broadcast shape resizes self).
+#include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -63,9 +64,8 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     if (!in.defined() || !w.defined()) return;
     if (args[2].isTensor() && args[2].toTensor().defined() && w.scalar_type() == in.scalar_type()) {
       at::ScalarType b = args[2].toTensor().scalar_type();
-      auto lower = [](at::ScalarType t) {
-        std::string n = t == at::kFloat ? "float" : t == at::kDouble ? "double" : c10::toString(t);
-        return n;
+      auto lower = [](at::ScalarType t) -> std::string {
+        return t == at::kFloat ? "float" : t == at::kDouble ? "double" : c10::toString(t);
       };
       TORCH_CHECK(b == in.scalar_type(), "Input type (", lower(in.scalar_type()), ") and bias type (", lower(b),
                   ") should be the same");
@@ -83,16 +83,10 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
       if (e.isTensor() && e.toTensor().defined()) shapes.push_back(e.toTensor().sizes());
     std::vector<int64_t> acc;
     bool ok = true;
-    for (auto sh : shapes) {
-      size_t n = std::max(acc.size(), sh.size());
-      std::vector<int64_t> out(n, 1);
-      for (size_t i = 0; i < n && ok; i++) {
-        int64_t a = i < n - acc.size() ? 1 : acc[i - (n - acc.size())];
-        int64_t b = i < n - sh.size() ? 1 : sh[i - (n - sh.size())];
-        ok = a == b || a == 1 || b == 1;
-        out[i] = a == 1 ? b : a;
-      }
-      acc = out;
+    try {
+      for (auto sh : shapes) acc = at::infer_size(acc, sh);
+    } catch (const c10::Error&) {
+      ok = false;
     }
     if (!ok) {
       std::ostringstream m;

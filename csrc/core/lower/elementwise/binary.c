@@ -119,8 +119,9 @@ static tt_val_t b_pow_s(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
   if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_pow(f, a, b, true);
   tt_val_t r = b_pow(f, a, b);
   if (t && tt_dtype_is_signed_int(t->dtype)) {
-    /* CPU refuses a negative Scalar exponent for integer tensors; the
-     * exponent is a runtime parameter here, so the check runs on the device */
+    /* CPU refuses a negative Scalar exponent for integer tensors. The bridge
+     * refuses it at the call (scalar_checks.cpp); this device check remains for
+     * callers that pass the exponent as a runtime value (compiled graphs) */
     tt_val_t neg = tt__ew_cmpk(f, "LT", b, 0);
     if (t->rank > 0)
       neg = tt_lt_reduce(f, neg, (1u << t->rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
