@@ -4,7 +4,9 @@
  * (pad + reshape + slice + transpose + broadcast: covers transpose, permute,
  * narrow, select, step slicing, expand), then a gather with computed indices.
  * Writes: the whole buffer (replace), a contiguous range
- * (dynamic_update_slice), else a scatter with computed indices. */
+ * (dynamic_update_slice), a strided window that does not broadcast
+ * (transpose + dynamic_update_slice into the reshaped parent), else a scatter
+ * with computed indices. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,113 +206,187 @@ static tt_val_t read_gather(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, 
   return tt_l_reshape(f, flat, v->rank, v->sizes);
 }
 
-/* See the file comment; returns TT_SHLO_INVALID (without failing f) when the
- * view is not such a window. */
-/* The window's parent has k + 1 dims (k = the view's non-trivial dims). It
- * must fit a tt_type_t (TT_MAX_RANK), and XLA's CPU compiler takes minutes
- * on the rank-8 reshape + rank-7 transpose of a rank-8 permuted view where
- * the gather compiles in a fraction of a second: wider windows gather. */
+/* A view that is a strided window of its buffer (DESIGN §5): its dims that
+ * move (size > 1, stride != 0), sorted by stride descending, nest, so that
+ * the first `need` elements of the buffer reshaped to P[0..k] hold the view
+ * at c[0..k] with sizes n[0..k-1] (and 1 in the last dim, which takes a step
+ * or gap of the innermost dim). The window's parent has k + 1 dims. It must
+ * fit a tt_type_t (TT_MAX_RANK), and XLA's CPU compiler takes minutes on the
+ * rank-8 reshape + rank-7 transpose of a rank-8 permuted view where the
+ * gather compiles in a fraction of a second: wider windows gather. */
 #define TT_VIEW_WINDOW_MAX_RANK 6
-static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) {
-  int real[TT_MAX_RANK], k = 0;
+typedef struct {
+  int k;                         /* moving dims */
+  int real[TT_MAX_RANK];         /* the view's dim of each window dim (stride order) */
+  int64_t n[TT_MAX_RANK];        /* their sizes */
+  int64_t P[TT_MAX_RANK + 1];    /* the parent's dims */
+  int64_t c[TT_MAX_RANK + 1];    /* the window's start in the parent */
+  int64_t need;                  /* elements of the parent: P[0] * ... * P[k] */
+  bool broadcasts;               /* a dim of size > 1 with stride 0 */
+} window_t;
+
+static bool window_plan(const tt_view_t* v, window_t* w) {
+  int k = 0;
+  w->broadcasts = false;
   for (int d = 0; d < v->rank; d++) {
-    if (v->sizes[d] == 1 || v->strides[d] == 0) continue;
-    if (v->strides[d] < 0) return TT_SHLO_INVALID;
-    real[k++] = d;
+    if (v->sizes[d] == 1) continue;
+    if (v->strides[d] == 0) {
+      w->broadcasts = true;
+      continue;
+    }
+    if (v->strides[d] < 0) return false;
+    w->real[k++] = d;
   }
-  if (k + 1 > TT_VIEW_WINDOW_MAX_RANK) return TT_SHLO_INVALID;
-  /* sort real dims by stride, descending (insertion sort, rank <= 8) */
+  w->k = k;
+  if (k == 0) return true;
+  if (k + 1 > TT_VIEW_WINDOW_MAX_RANK) return false;
+  /* sort the moving dims by stride, descending (insertion sort, rank <= 8) */
+  int* real = w->real;
   for (int i = 1; i < k; i++)
     for (int j = i; j > 0 && v->strides[real[j]] > v->strides[real[j - 1]]; j--) {
       int t = real[j];
       real[j] = real[j - 1];
       real[j - 1] = t;
     }
-  /* zeroed: newer gcc cannot see that k >= 1 below the k == 0 return */
-  int64_t n[TT_MAX_RANK] = {0}, s[TT_MAX_RANK] = {0};
+  int64_t s[TT_MAX_RANK];
   for (int j = 0; j < k; j++) {
-    n[j] = v->sizes[real[j]];
+    w->n[j] = v->sizes[real[j]];
     s[j] = v->strides[real[j]];
   }
-  /* parent dims P[0..k]: P[0] = rows, P[j] = s[j-1]/s[j], P[k] = s[k-1] */
-  int64_t P[TT_MAX_RANK + 1], c[TT_MAX_RANK + 1];
-  int64_t N = tt_shlo_type(f, base)->dims[0];
-  if (k == 0) {
-    tt_val_t one = slice1(f, base, v->offset, v->offset + 1);
-    return tt_l_broadcast(f, tt_l_reshape(f, one, 0, NULL), v->rank, v->sizes);
-  }
+  /* P[0] = rows, P[j] = s[j-1]/s[j], P[k] = s[k-1] */
   for (int j = 1; j < k; j++) {
-    if (s[j] == s[j - 1] || s[j - 1] % s[j]) return TT_SHLO_INVALID;
-    P[j] = s[j - 1] / s[j];
+    if (s[j] == s[j - 1] || s[j - 1] % s[j]) return false;
+    w->P[j] = s[j - 1] / s[j];
   }
-  P[k] = s[k - 1];
+  w->P[k] = s[k - 1];
   int64_t rem = v->offset;
-  c[0] = rem / s[0];
+  w->c[0] = rem / s[0];
   rem %= s[0];
   for (int j = 1; j <= k; j++) {
     int64_t unit = j < k ? s[j] : 1;
-    c[j] = rem / unit;
+    w->c[j] = rem / unit;
     rem %= unit;
   }
   for (int j = 1; j < k; j++)
-    if (c[j] + n[j] > P[j]) return TT_SHLO_INVALID;
-  P[0] = c[0] + n[0];
-  int64_t need = P[0] * s[0];
+    if (w->c[j] + w->n[j] > w->P[j]) return false;
+  w->P[0] = w->c[0] + w->n[0];
+  w->need = w->P[0] * s[0];
+  return true;
+}
+
+/* The base's first w->need elements as the window's parent [P0..Pk]: padded
+ * with zeros or sliced to that length first. */
+static tt_val_t window_parent(tt_shlo_fn_t* f, tt_val_t base, const window_t* w) {
+  int64_t N = tt_shlo_type(f, base)->dims[0];
   tt_val_t b = base;
-  if (need > N) {
+  if (w->need > N) {
     tt_type_t zt = tt_type_scalar(tt_shlo_type(f, base)->dtype);
     tt_val_t z = tt_shlo_const(f, &zt, 0.0);
-    tt_type_t pt = vec_type(zt.dtype, need);
+    tt_type_t pt = vec_type(zt.dtype, w->need);
     tt_val_t ops[2] = {b, z};
     b = tt_shlo_opf(f, "stablehlo.pad", ops, 2, &pt,
                     "edge_padding_low = array<i64: 0>, edge_padding_high = array<i64: %lld>, "
                     "interior_padding = array<i64: 0>",
-                    (long long)(need - N));
-  } else if (need < N) {
-    b = slice1(f, b, 0, need);
+                    (long long)(w->need - N));
+  } else if (w->need < N) {
+    b = slice1(f, b, 0, w->need);
   }
-  b = tt_l_reshape(f, b, k + 1, P);
+  return tt_l_reshape(f, b, w->k + 1, w->P);
+}
+
+/* perm[m]: the window dim of the view's m-th moving dim in position order;
+ * pos[m]: that view dim. */
+static void window_order(const tt_view_t* v, const window_t* w, int64_t* perm, int64_t* pos) {
+  int m = 0;
+  for (int d = 0; d < v->rank; d++)
+    for (int j = 0; j < w->k; j++)
+      if (w->real[j] == d) {
+        perm[m] = j;
+        pos[m++] = d;
+      }
+}
+
+/* See the file comment; returns TT_SHLO_INVALID (without failing f) when the
+ * view is not such a window. */
+static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) {
+  window_t w;
+  if (!window_plan(v, &w)) return TT_SHLO_INVALID;
+  int k = w.k;
+  if (k == 0) {
+    tt_val_t one = slice1(f, base, v->offset, v->offset + 1);
+    return tt_l_broadcast(f, tt_l_reshape(f, one, 0, NULL), v->rank, v->sizes);
+  }
+  tt_val_t b = window_parent(f, base, &w);
   int64_t lim[TT_MAX_RANK + 1], ones[TT_MAX_RANK + 1];
-  for (int j = 0; j < k; j++) lim[j] = c[j] + n[j];
-  lim[k] = c[k] + 1;
+  for (int j = 0; j < k; j++) lim[j] = w.c[j] + w.n[j];
+  lim[k] = w.c[k] + 1;
   for (int j = 0; j <= k; j++) ones[j] = 1;
   int64_t sdims[TT_MAX_RANK + 1];
-  for (int j = 0; j < k; j++) sdims[j] = n[j];
+  for (int j = 0; j < k; j++) sdims[j] = w.n[j];
   sdims[k] = 1;
   tt_type_t st = tt_type_make(tt_shlo_type(f, b)->dtype, k + 1, sdims);
   tt_sbuf_t a;
   tt_sbuf_init(&a);
   tt_sbuf_append(&a, "start_indices = ");
-  tt_shlo_fmt_i64_array(&a, c, k + 1);
+  tt_shlo_fmt_i64_array(&a, w.c, k + 1);
   tt_sbuf_append(&a, ", limit_indices = ");
   tt_shlo_fmt_i64_array(&a, lim, k + 1);
   tt_sbuf_append(&a, ", strides = ");
   tt_shlo_fmt_i64_array(&a, ones, k + 1);
   b = tt_shlo_op(f, "stablehlo.slice", &b, 1, &st, a.data);
   tt_sbuf_free(&a);
-  b = tt_l_reshape(f, b, k, n);
-  /* back to the original order of the real dims */
-  int order[TT_MAX_RANK];
-  for (int j = 0; j < k; j++) order[j] = real[j];
-  int64_t perm[TT_MAX_RANK];
-  int m = 0;
-  int64_t real_dims_sorted_by_pos[TT_MAX_RANK];
-  for (int d = 0; d < v->rank; d++)
-    for (int j = 0; j < k; j++)
-      if (order[j] == d) {
-        perm[m] = j;
-        real_dims_sorted_by_pos[m++] = d;
-      }
+  b = tt_l_reshape(f, b, k, w.n);
+  /* back to the original order of the moving dims */
+  int64_t perm[TT_MAX_RANK], pos[TT_MAX_RANK];
+  window_order(v, &w, perm, pos);
   b = tt_l_transpose(f, b, perm);
   /* insert size-1 dims and broadcast stride-0 dims */
   tt_type_t rt = tt_type_make(v->dtype, v->rank, v->sizes);
   if (k == v->rank) return b;
   tt_sbuf_init(&a);
   tt_sbuf_append(&a, "broadcast_dimensions = ");
-  tt_shlo_fmt_i64_array(&a, real_dims_sorted_by_pos, k);
+  tt_shlo_fmt_i64_array(&a, pos, k);
   tt_val_t r = tt_shlo_op(f, "stablehlo.broadcast_in_dim", &b, 1, &rt, a.data);
   tt_sbuf_free(&a);
   return r;
+}
+
+/* The write into a window (see window_plan) of a view that does not
+ * broadcast: the value, in the window's dim order, goes into the parent with
+ * dynamic_update_slice, which XLA does in place (a scatter runs element by
+ * element). TT_SHLO_INVALID (f not failed) when the view is no such window. */
+static tt_val_t write_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t value) {
+  window_t w;
+  if (!window_plan(v, &w) || w.broadcasts || w.k == 0) return TT_SHLO_INVALID;
+  int k = w.k;
+  int64_t N = tt_shlo_type(f, base)->dims[0];
+  /* the value's moving dims in position order, then in window order */
+  int64_t perm[TT_MAX_RANK], pos[TT_MAX_RANK], psizes[TT_MAX_RANK], inv[TT_MAX_RANK];
+  window_order(v, &w, perm, pos);
+  for (int m = 0; m < k; m++) psizes[m] = v->sizes[pos[m]];
+  value = tt_l_reshape(f, value, k, psizes);
+  for (int m = 0; m < k; m++) inv[perm[m]] = m;
+  value = tt_l_transpose(f, value, inv);
+  int64_t udims[TT_MAX_RANK + 1];
+  for (int j = 0; j < k; j++) udims[j] = w.n[j];
+  udims[k] = 1;
+  value = tt_l_reshape(f, value, k + 1, udims);
+  tt_val_t b = window_parent(f, base, &w);
+  tt_val_t ops[2 + TT_MAX_RANK + 1];
+  ops[0] = b;
+  ops[1] = value;
+  tt_type_t it = tt_type_scalar(TT_I64);
+  for (int j = 0; j <= k; j++) ops[2 + j] = tt_shlo_const_i64(f, &it, w.c[j]);
+  tt_type_t pt = *tt_shlo_type(f, b);
+  b = tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, k + 3, &pt, NULL);
+  b = tt_l_reshape(f, b, 1, &w.need);
+  if (w.need > N) return slice1(f, b, 0, N);
+  if (w.need < N) {
+    tt_val_t parts[2] = {b, slice1(f, base, w.need, N)};
+    tt_type_t rt = vec_type(pt.dtype, N);
+    return tt_shlo_op(f, "stablehlo.concatenate", parts, 2, &rt, "dimension = 0 : i64");
+  }
+  return b;
 }
 
 static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
@@ -383,6 +459,10 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
     }
     tt_val_t ops[3] = {base, flat, idx};
     return tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 3, &bt, NULL);
+  }
+  if (off == TT_SHLO_INVALID) {
+    tt_val_t w = write_window(f, base, v, value);
+    if (w != TT_SHLO_INVALID || tt_shlo_failed(f)) return w;
   }
   tt_val_t idx = flat_indices(f, v, off);
   value = tt_l_reshape(f, value, 1, &numel);

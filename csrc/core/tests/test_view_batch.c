@@ -247,6 +247,70 @@ static void test_view_batches(void) {
   for (int b = 0; b < g_batches && !tt__cur_failed; b++) run_batch(g_plugin, b, g_steps);
 }
 
+/* Writes through views that are strided windows of the buffer (transposed,
+ * stepped, narrowed + permuted, one reaching past the window's parent and one
+ * ending before the buffer's end) lower to dynamic_update_slice, not to a
+ * scatter, and write the elements a host model says. */
+static void test_window_writes(void) {
+  typedef struct {
+    int rank;
+    int64_t sizes[3], strides[3], offset;
+  } wcase_t;
+  static const wcase_t cases[] = {
+      {2, {8, 8}, {1, 8}, 0},            /* t() of all 64 */
+      {2, {4, 4}, {8, 2}, 1},            /* [:4, 1::2] as 4x4 (steps) */
+      {3, {2, 3, 2}, {6, 24, 1}, 26},    /* narrowed and permuted */
+      {2, {3, 5}, {1, 12}, 9},           /* transposed; its parent passes the end */
+      {2, {2, 2}, {16, 2}, 3},           /* ends well before the buffer's end */
+  };
+  for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]) && !tt__cur_failed; ci++) {
+    const wcase_t* wc = &cases[ci];
+    tt_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.dtype = TT_I32;
+    v.rank = wc->rank;
+    v.offset = wc->offset;
+    for (int d = 0; d < wc->rank; d++) {
+      v.sizes[d] = wc->sizes[d];
+      v.strides[d] = wc->strides[d];
+    }
+    int64_t n = 64, numel = tt_view_numel(&v);
+    int32_t init[64], vals[64], want[64], got[64];
+    for (int i = 0; i < 64; i++) init[i] = want[i] = 1000 + i;
+    for (int64_t e = 0; e < numel; e++) {
+      vals[e] = -(int32_t)e - 1;
+      want[elem_at(&v, e)] = vals[e];
+    }
+    tt_shlo_fn_t* f = tt_shlo_fn_create();
+    tt_type_t bt = tt_type_make(TT_I32, 1, &n), vt = tt_type_make(TT_I32, v.rank, v.sizes);
+    tt_val_t base = tt_shlo_param(f, &bt), val = tt_shlo_param(f, &vt);
+    tt_val_t out = tt__view_write(f, base, &v, TT_SHLO_INVALID, val);
+    tt_sbuf_t text;
+    tt_sbuf_init(&text);
+    tt_pjrt_exec_t* ex = NULL;
+    tt_pjrt_buffer_t *args[2] = {0}, *res = NULL;
+    tt_status_t st = tt_shlo_fn_finish(f, &out, 1, &text);
+    if (!st && strstr(text.data, "stablehlo.scatter"))
+      st = tt_status_make(TT_INTERNAL, "case %zu: a window write lowered to a scatter", ci);
+    if (!st && !strstr(text.data, "stablehlo.dynamic_update_slice"))
+      st = tt_status_make(TT_INTERNAL, "case %zu: no dynamic_update_slice", ci);
+    if (!st) st = tt_pjrt_buffer_from_host(g_plugin, 0, init, &bt, &args[0]);
+    if (!st) st = tt_pjrt_buffer_from_host(g_plugin, 0, vals, &vt, &args[1]);
+    if (!st) st = tt_pjrt_compile(g_plugin, text.data, text.len, &ex);
+    if (!st) st = tt_pjrt_execute(g_plugin, ex, 0, args, 2, &res, 1);
+    if (!st) st = tt_pjrt_buffer_to_host(g_plugin, res, got, sizeof(got));
+    if (!st && memcmp(got, want, sizeof(got)))
+      st = tt_status_make(TT_INTERNAL, "case %zu: the buffer after the write differs", ci);
+    if (res) tt_pjrt_buffer_destroy(g_plugin, res);
+    for (int i = 0; i < 2; i++)
+      if (args[i]) tt_pjrt_buffer_destroy(g_plugin, args[i]);
+    tt_pjrt_exec_destroy(g_plugin, ex);
+    tt_shlo_fn_destroy(f);
+    tt_sbuf_free(&text);
+    TT_CHECK_OK(st);
+  }
+}
+
 static tt_pjrt_t* open_plugin(const char* env) {
   const char* path = getenv(env);
   tt_pjrt_t* p = NULL;
@@ -266,6 +330,7 @@ int main(void) {
   if (g_plugin) {
     g_batches = batches;
     TT_RUN(test_view_batches);
+    TT_RUN(test_window_writes);
     tt_pjrt_close(g_plugin);
   }
   g_plugin = open_plugin("TT_TEST_PLUGIN_OLD");
