@@ -422,6 +422,72 @@ def test_compiled_optimizer_step_matches_eager():
     assert sum(g["replays"] for g in gs) >= 3
 
 
+def test_step_counts_take_the_host_fast_path():
+    """An optimizer graph's host part (the step counts' `_foreach_add`) runs
+    as one C++ call; step counts and parameters still advance as eager's."""
+
+    torch.manual_seed(1)
+    cpu = nn.Sequential(nn.Linear(5, 4), nn.Linear(4, 2))
+    tpu = copy.deepcopy(cpu).to(DEV)
+    oc = torch.optim.Adam(cpu.parameters(), lr=1e-2)
+    ot = torch.optim.Adam(tpu.parameters(), lr=1e-2)
+    step = torch.compile(ot.step, backend="tpu")
+    x = torch.randn(3, 5)
+    n0 = len(_compile._graphs)
+    for _ in range(4):
+        cpu(x).square().sum().backward()
+        tpu(x.to(DEV)).square().sum().backward()
+        oc.step()
+        step()
+        oc.zero_grad(), ot.zero_grad()
+    fns = [g.host.fn for g in _compile._graphs[n0:] if g.host.fn is not None]
+    assert fns and all(getattr(f, "__name__", "") == "counts" for f in fns), fns
+    for p, q in zip(tpu.parameters(), cpu.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
+    for sc, st in zip(oc.state.values(), ot.state.values()):
+        assert st["step"].dtype == sc["step"].dtype and torch.equal(st["step"], sc["step"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_host_add_and_copy_scalars_match_aten(seed):
+    """_host_add_scalars / _host_copy_scalars (the host fast path) against
+    torch.add / copy_ on random 0-dim CPU tensors and numbers, incl. values
+    where float32 rounds (2**24 + 1) and tensors they hand to ATen."""
+    from torch_tpu import _C
+
+    g = torch.Generator().manual_seed(seed)
+    dtypes = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8]
+    numbers = [1, 2, -3, 0.1, 1e-3, 2**24 + 1, 1e30, -0.0, 7.5]
+    ts, ks = [], []
+    for _ in range(40):
+        dt = dtypes[int(torch.randint(len(dtypes), (), generator=g))]
+        k = numbers[int(torch.randint(len(numbers), (), generator=g))]
+        if not dt.is_floating_point and isinstance(k, float):
+            k = int(k) if abs(k) < 100 else 5
+        v = float(torch.randn((), generator=g) * 1e4) if dt.is_floating_point else int(torch.randint(0, 100, (), generator=g))
+        ts.append(torch.tensor(v if int(torch.randint(4, (), generator=g)) else 16777216.0 if dt.is_floating_point else v,
+                               dtype=dt))
+        ks.append(k)
+    ts.append(torch.randn(3))  # not 0-dim: through ATen
+    ks.append(1)
+    for t, k in zip(ts, ks):
+        got = _C._host_add_scalars([t], k)[0]
+        want = torch.add(t, k)
+        assert got.dtype == want.dtype and got.shape == want.shape, (t, k)
+        assert torch.equal(got, want) or (got.isnan().all() and want.isnan().all()), (t, k, got, want)
+    dsts = [torch.zeros((), dtype=t.dtype) if t.dim() == 0 else torch.zeros(3) for t in ts]
+    versions = [d._version for d in dsts]
+    _C._host_copy_scalars(dsts, ts)
+    for d, t, v0 in zip(dsts, ts, versions):
+        assert torch.equal(d, t) and d._version > v0
+    # a view's bytes (a 0-dim element of a larger tensor) and a dtype change (through copy_)
+    base = torch.zeros(4)
+    _C._host_copy_scalars([base[2], base[1]], [torch.tensor(5.0), torch.tensor(3, dtype=torch.int64)])
+    assert base.tolist() == [0.0, 3.0, 5.0, 0.0]
+    with pytest.raises(RuntimeError):
+        _C._host_copy_scalars([base[0]], [])
+
+
 def test_program_dropped_from_cache_is_recorded_again():
     def f(x):
         return (x * 3).tanh()

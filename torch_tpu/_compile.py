@@ -18,6 +18,8 @@ each replay; the CPU 0-dim values its device ops take reach the program as
 host values, and its writes into CPU inputs (the graph's `copy_`s) are made
 once the program is replayed.
 """
+import operator
+
 import torch
 import torch.fx
 import torch.fx.passes.split_module
@@ -111,8 +113,47 @@ class _HostPart:
                 values.append(src)
                 index[src] = len(values) - 1
             self.writes.append((ph, index[src]))
-        self.fn = self._build(gm, placeholders) if self.ok and values else None
+        self.fn = None
+        if self.ok and values:
+            self.fn = self._counts(placeholders) or self._build(gm, placeholders)
 
+    def _counts(self, placeholders):
+        """The usual host part, an optimizer's step counts (one
+        `_foreach_add(inputs, number)` and its items), as one C++ call instead
+        of an FX graph of per-tensor ATen calls; None for any other graph."""
+        adds = [n for n in self.nodes if n.op == "call_function" and n.target is not torch.ops.aten.copy_.default]
+        foreach = [n for n in adds if n.target is torch.ops.aten._foreach_add.Scalar]
+        if len(foreach) != 1:
+            return None
+        f = foreach[0]
+        ins, k = f.args[0], f.args[1] if len(f.args) > 1 else f.kwargs.get("scalar")
+        if f.kwargs.keys() - {"scalar"} or not isinstance(k, (int, float)) or isinstance(k, bool) or \
+                not all(isinstance(a, torch.fx.Node) and a.op == "placeholder" for a in ins):
+            return None
+        items = {}
+        for n in adds:
+            if n is f:
+                continue
+            if n.target is not operator.getitem or n.args[0] is not f or not isinstance(n.args[1], int):
+                return None
+            items[n] = n.args[1]
+        where = {ph: i for i, ph in enumerate(placeholders)}
+        srcs = [where[a] for a in ins]
+        plan = []  # (True, item) or (False, placeholder index) per host value
+        for v in self.values:
+            if v in items:
+                plan.append((True, items[v]))
+            elif v.op == "placeholder":
+                plan.append((False, where[v]))
+            else:
+                return None
+        add = _C._host_add_scalars
+
+        def counts(*args):
+            new = add([args[i] for i in srcs], k)
+            return tuple(new[j] if item else args[j] for item, j in plan)
+
+        return counts
     def _build(self, gm, placeholders):
         g = torch.fx.Graph()
         env = {}
@@ -250,8 +291,7 @@ class CompiledGraph:
                 out = _C._replay(cap, args, values)
                 if out is None:  # the program was dropped meanwhile: record again
                     raise RuntimeError("torch_tpu: a compiled graph's program was dropped while it ran")
-                for ph, k in host.writes:
-                    args[ph].copy_(values[k])
+                _C._host_copy_scalars([args[ph] for ph, _ in host.writes], [values[k] for _, k in host.writes])
             else:
                 out = None
             if out is not None:

@@ -12,6 +12,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
+#include <cstring>
 #include <unordered_map>
 
 #include "bridge.h"
@@ -307,6 +308,57 @@ py::object replay(Capture& c, const py::sequence& args, const py::sequence& host
   return out;
 }
 
+
+// The host part of an optimizer graph is typically its CPU step counts:
+// `_foreach_add(steps, 1)` before the replay, the results copied back into
+// the steps after it. Through the dispatcher that is ~5 us per count (29
+// for a small GPT); these two do it per 0-dim CPU float/double tensor in
+// place of at::add / copy_, with CPU's arithmetic (one rounding of a + b in
+// the tensor's dtype, b cast to it first, as the CPU kernel's Scalar). Any
+// other tensor goes through ATen.
+std::vector<at::Tensor> host_add_scalars(const std::vector<at::Tensor>& ts, const py::object& number) {
+  TORCH_CHECK(py::isinstance<py::int_>(number) || py::isinstance<py::float_>(number),
+              "_host_add_scalars: the number must be an int or a float");
+  at::Scalar b = py::isinstance<py::int_>(number) ? at::Scalar(number.cast<int64_t>())
+                                                  : at::Scalar(number.cast<double>());
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const at::Tensor& t : ts) {
+    bool plain = t.is_cpu() && t.dim() == 0 && !t.requires_grad() && !t.is_conj() && !t.is_neg();
+    if (plain && t.scalar_type() == at::kFloat) {
+      at::Tensor r = at::empty({}, t.options());
+      *r.mutable_data_ptr<float>() = *t.const_data_ptr<float>() + b.to<float>();
+      out.push_back(std::move(r));
+    } else if (plain && t.scalar_type() == at::kDouble) {
+      at::Tensor r = at::empty({}, t.options());
+      *r.mutable_data_ptr<double>() = *t.const_data_ptr<double>() + b.to<double>();
+      out.push_back(std::move(r));
+    } else {
+      out.push_back(at::add(t, b));
+    }
+  }
+  return out;
+}
+
+// dst.copy_(src) for each pair; 0-dim CPU tensors of one dtype by their bytes
+// (the version counter bumped as copy_ does).
+void host_copy_scalars(std::vector<at::Tensor> dsts, const std::vector<at::Tensor>& srcs) {
+  TORCH_CHECK(dsts.size() == srcs.size(), "_host_copy_scalars: ", dsts.size(), " destinations, ", srcs.size(),
+              " sources");
+  for (size_t i = 0; i < dsts.size(); i++) {
+    at::Tensor& d = dsts[i];
+    const at::Tensor& s = srcs[i];
+    if (d.is_cpu() && s.is_cpu() && d.dim() == 0 && s.dim() == 0 && d.scalar_type() == s.scalar_type() &&
+        !d.requires_grad() && !d.is_conj() && !s.is_conj() && !d.is_neg() && !s.is_neg() &&
+        !d.is_inference()) {
+      std::memcpy(d.mutable_data_ptr(), s.const_data_ptr(), d.element_size());
+      d.unsafeGetTensorImpl()->bump_version();
+    } else {
+      d.copy_(s);
+    }
+  }
+}
+
 }  // namespace
 
 void register_compile(py::module_& m) {
@@ -319,6 +371,8 @@ void register_compile(py::module_& m) {
   m.def("_capture_end", &capture_end);
   m.def("_replay", &replay);
   m.def("_replay_ready", &replay_ready);
+  m.def("_host_add_scalars", &host_add_scalars);
+  m.def("_host_copy_scalars", &host_copy_scalars);
 }
 
 }  // namespace torch_tpu
