@@ -13,7 +13,30 @@
 typedef struct value {
   tt_type_t type;
   char name[28]; /* "%v12", "%v12#3", "%arg0" */
+  unsigned char producer; /* producer_t: the op that made it, where it matters */
 } value_t;
+
+/* Ops whose results XLA's algebraic simplifier rewrites its consumers
+ * around, changing results from an op-by-op evaluation (found on both CPU
+ * plugins; JAX gets the rewritten forms):
+ *   A / (B / C) -> A * C / B      (A / B) / C -> A / (B * C)
+ *   A / sqrt(B) -> A * rsqrt(B)   A / exp(B) -> A * exp(-B)
+ *   A / pow(B, C) -> A * pow(B, -C)
+ *   exp(A) * exp(B) -> exp(A + B) log(exp(A)) -> A
+ * They round differently, and overflow or not where PyTorch's op-by-op
+ * evaluation does the opposite (log(exp(100.)) is inf on the CPU, 100 once
+ * rewritten). tt_shlo_op_multi hides such an operand behind an
+ * optimization_barrier, so a program of several ops (Fused Eager,
+ * torch.compile, a composite lowering) computes as the ops one by one. */
+typedef enum { PRODUCER_OTHER, PRODUCER_DIVIDE, PRODUCER_ROOT, PRODUCER_EXP } producer_t;
+
+static producer_t producer_of(const char* op) {
+  if (!strcmp(op, "stablehlo.divide")) return PRODUCER_DIVIDE;
+  if (!strcmp(op, "stablehlo.sqrt") || !strcmp(op, "stablehlo.rsqrt") || !strcmp(op, "stablehlo.power"))
+    return PRODUCER_ROOT;
+  if (!strcmp(op, "stablehlo.exponential")) return PRODUCER_EXP;
+  return PRODUCER_OTHER;
+}
 
 /* Values live in fixed-size chunks that never move: the pointer
  * tt_shlo_type returns stays valid for the function's lifetime, so a caller
@@ -118,6 +141,7 @@ static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name)
   }
   value_t* v = VAL(f, f->nvals);
   v->type = *t;
+  v->producer = PRODUCER_OTHER;
   snprintf(v->name, sizeof(v->name), "%s", name);
   return f->nvals++;
 }
@@ -197,11 +221,48 @@ static void put_operand_types(tt_shlo_fn_t* f, tt_sbuf_t* b, const tt_val_t* v, 
   tt_sbuf_append(b, ")");
 }
 
+static tt_val_t barrier(tt_shlo_fn_t* f, tt_val_t v) {
+  tt_type_t t = VAL(f, v)->type;
+  tt_val_t out;
+  tt_shlo_op_multi(f, "stablehlo.optimization_barrier", &v, 1, &t, 1, NULL, NULL, &out);
+  return out;
+}
+
+/* Whether `name` over operands[0..1] is one of the rewrites above; if so,
+ * hidden[] holds the operands with the rewritten-around one behind a
+ * barrier. */
+static bool rewritten_around(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                             tt_val_t* hidden) {
+  tt_dtype_t dt = VAL(f, operands[0])->type.dtype;
+  if (!tt_dtype_is_float(dt) && !tt_dtype_is_complex(dt)) return false;
+  producer_t p0 = (producer_t)VAL(f, operands[0])->producer;
+  producer_t p1 = n == 2 ? (producer_t)VAL(f, operands[1])->producer : PRODUCER_OTHER;
+  int hide = -1;
+  if (n == 1) {
+    if (!strcmp(name, "stablehlo.log") && p0 == PRODUCER_EXP) hide = 0;
+  } else if (!strcmp(name, "stablehlo.divide")) {
+    if (p1 != PRODUCER_OTHER) hide = 1;
+    else if (p0 == PRODUCER_DIVIDE) hide = 0;
+  } else if (!strcmp(name, "stablehlo.multiply")) {
+    if (p0 == PRODUCER_EXP && p1 == PRODUCER_EXP) hide = 1;
+  }
+  if (hide < 0) return false;
+  for (int i = 0; i < n; i++) hidden[i] = operands[i];
+  hidden[hide] = barrier(f, operands[hide]);
+  return true;
+}
+
 void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
                       const tt_type_t* results, int nres, const char* attrs, char* region,
                       tt_val_t* outs) {
   for (int i = 0; i < nres; i++) outs[i] = TT_SHLO_INVALID;
   if (!check_vals(f, name, operands, n) || !check_types(f, name, results, nres)) {
+    free(region);
+    return;
+  }
+  tt_val_t hidden[2];
+  if (nres == 1 && (n == 1 || n == 2) && rewritten_around(f, name, operands, n, hidden)) operands = hidden;
+  if (f->error) {
     free(region);
     return;
   }
@@ -233,6 +294,7 @@ void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operand
     if (nres == 1) snprintf(vn, sizeof(vn), "%%v%d", id);
     else snprintf(vn, sizeof(vn), "%%v%d#%d", id, i);
     outs[i] = new_value(f, &results[i], vn);
+    if (nres == 1 && outs[i] != TT_SHLO_INVALID) VAL(f, outs[i])->producer = (unsigned char)producer_of(name);
   }
   if (b->oom) tt_shlo_fail(f, "out of memory");
 }
