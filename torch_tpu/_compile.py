@@ -121,8 +121,8 @@ class _HostPart:
         """The usual host part, an optimizer's step counts (one
         `_foreach_add(inputs, number)` and its items), as one C++ call instead
         of an FX graph of per-tensor ATen calls; None for any other graph."""
-        adds = [n for n in self.nodes if n.op == "call_function" and n.target is not torch.ops.aten.copy_.default]
-        foreach = [n for n in adds if n.target is torch.ops.aten._foreach_add.Scalar]
+        calls = [n for n in self.nodes if n.op == "call_function" and n.target is not torch.ops.aten.copy_.default]
+        foreach = [n for n in calls if n.target is torch.ops.aten._foreach_add.Scalar]
         if len(foreach) != 1:
             return None
         f = foreach[0]
@@ -131,7 +131,7 @@ class _HostPart:
                 not all(isinstance(a, torch.fx.Node) and a.op == "placeholder" for a in ins):
             return None
         items = {}
-        for n in adds:
+        for n in calls:
             if n is f:
                 continue
             if n.target is not operator.getitem or n.args[0] is not f or not isinstance(n.args[1], int):
@@ -154,6 +154,7 @@ class _HostPart:
             return tuple(new[j] if item else args[j] for item, j in plan)
 
         return counts
+
     def _build(self, gm, placeholders):
         g = torch.fx.Graph()
         env = {}

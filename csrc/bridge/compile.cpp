@@ -308,7 +308,6 @@ py::object replay(Capture& c, const py::sequence& args, const py::sequence& host
   return out;
 }
 
-
 // The host part of an optimizer graph is typically its CPU step counts:
 // `_foreach_add(steps, 1)` before the replay, the results copied back into
 // the steps after it. Through the dispatcher that is ~5 us per count (29

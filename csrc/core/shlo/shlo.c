@@ -27,7 +27,11 @@ typedef struct value {
  * evaluation does the opposite (log(exp(100.)) is inf on the CPU, 100 once
  * rewritten). tt_shlo_op_multi hides such an operand behind an
  * optimization_barrier, so a program of several ops (Fused Eager,
- * torch.compile, a composite lowering) computes as the ops one by one. */
+ * torch.compile, a composite lowering) computes as the ops one by one.
+ * Divisors that are broadcasts or constants (A / broadcast(B) ->
+ * A * broadcast(1/B)) are hidden where the elementwise lowerings divide
+ * (tt__ew_divisor, tt__ew_divk): here every divide by a broadcast would
+ * materialize it, also where the lowering needs no exact division. */
 typedef enum { PRODUCER_OTHER, PRODUCER_DIVIDE, PRODUCER_ROOT, PRODUCER_EXP } producer_t;
 
 static producer_t producer_of(const char* op) {
