@@ -37,14 +37,14 @@ CHILD = textwrap.dedent(
 )
 
 
-def run_child(cache_dir, extra_env=None, wait=True):
+def run_child(cache_dir, extra_env=None, wait=True, code=CHILD):
     env = dict(os.environ)
     env.pop("TORCH_TPU_DEFER_AND_FUSE", None)
     env.pop("TORCH_TPU_LAUNCH_BLOCKING", None)
     env["TORCH_TPU_DISK_CACHE"] = "1"
     env["TORCH_TPU_CACHE_DIR"] = str(cache_dir)
     env.update(extra_env or {})
-    p = subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     if not wait:
         return p
@@ -94,6 +94,35 @@ def test_cold_then_warm(cold, tmp_path):
     assert w["disk_hits"] == s["misses"] + s["disk_hits"]
     assert w["disk_rejected"] == 0 and w["disk_errors"] == 0
     assert w["compile_seconds"] == 0
+
+
+def test_warm_process_loads_its_list_at_start(cold, tmp_path):
+    """The entries the last run of the same command line used are loaded while
+    the process starts (the start-up list); another command line, a damaged
+    list or TORCH_TPU_CACHE_PREFETCH=0 read them when asked: the same hits."""
+    d, s = cold
+    lists = [f for f in os.listdir(d) if f.endswith(".ttlist")]
+    assert len(lists) == 1, os.listdir(d)
+    for f in entries(d) + lists:
+        with open(os.path.join(d, f), "rb") as a, open(os.path.join(tmp_path, f), "wb") as b:
+            b.write(a.read())
+    every = s["misses"] + s["disk_hits"]
+    w = run_child(tmp_path)
+    assert w["misses"] == 0 and w["disk_hits"] == every, w
+    # each entry once (two signatures of one program text: the second reads the file)
+    assert w["disk_prefetched"] == len(entries(tmp_path)) == s["misses"], w
+    other = run_child(tmp_path, code=CHILD + "\n# another command line\n")
+    assert other["misses"] == 0 and other["disk_hits"] == every and other["disk_prefetched"] == 0
+    off = run_child(tmp_path, {"TORCH_TPU_CACHE_PREFETCH": "0"})
+    assert off["disk_hits"] == every and off["disk_prefetched"] == 0
+    with open(os.path.join(tmp_path, lists[0]), "wb") as f:
+        f.write(b"TTLIST1\n" + os.urandom(40))
+    bad = run_child(tmp_path)
+    assert bad["disk_hits"] == every and bad["disk_prefetched"] == 0
+    again = run_child(tmp_path)  # the damaged list was replaced
+    assert again["disk_prefetched"] == s["misses"]
+    # one list per command line: this one's and the other's
+    assert len([f for f in os.listdir(tmp_path) if f.endswith(".ttlist")]) == 2
 
 
 @pytest.mark.parametrize("damage", ["truncate", "empty", "flip_payload", "flip_header", "garbage"])

@@ -184,7 +184,9 @@ def memory_stats(device=None):
 def _get_cache_stats():
     """The compilation cache since the process started: ``requests`` (programs
     asked for), ``memory_hits`` (tier 1), ``disk_hits`` (tier 2: loaded from
-    ``TORCH_TPU_CACHE_DIR``), ``misses`` (compiled), ``compile_seconds``,
+    ``TORCH_TPU_CACHE_DIR``; ``disk_prefetched`` of them were loaded while the
+    process started, from the list the last run of the same command line
+    left), ``misses`` (compiled), ``compile_seconds``,
     ``disk_writes``, ``disk_rejected`` (entries found but refused: damaged,
     truncated, of another plugin; recompiled), ``disk_errors`` (I/O failures,
     ignored), ``entries`` and ``evictions`` (tier 1), ``disk_dir`` (None when
@@ -195,6 +197,7 @@ def _get_cache_stats():
         "requests": s["cache_hits"] + s["cache_misses"],
         "memory_hits": s["cache_hits"],
         "disk_hits": s["disk_hits"],
+        "disk_prefetched": s["disk_prefetched"],
         "misses": s["compiles"],
         "compile_seconds": s["compile_seconds"],
         "disk_writes": s["disk_writes"],

@@ -52,6 +52,7 @@ py::dict stats(int device) {
   d["disk_misses"] = s.disk_misses;
   d["disk_writes"] = s.disk_writes;
   d["disk_rejected"] = s.disk_rejected;
+  d["disk_prefetched"] = s.disk_prefetched;
   d["disk_errors"] = s.disk_errors;
   d["dumped"] = s.dumped;
   const char* dir = tt_runtime_cache_dir(runtime());

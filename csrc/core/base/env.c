@@ -49,6 +49,9 @@ static const tt_env_info_t k_env[] = {
                                  "tpu_dist: auto (on the devices where the PJRT client spans the "
                                  "processes, else through the host), host, or device (an error "
                                  "where the devices cannot serve the group)"},
+    [TT_ENV_CACHE_PREFETCH] = {"TORCH_TPU_CACHE_PREFETCH", "1",
+                               "0: a process does not load, while it starts, the disk-cache entries "
+                               "the last run of the same command line used first"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

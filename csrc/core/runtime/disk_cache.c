@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,17 +15,51 @@
 #include "disk_cache.h"
 
 #define TT_DISK_CACHE_MAX_FILE ((int64_t)1 << 34) /* 16 GiB: anything larger is not ours */
+#define LIST_MAGIC "TTLIST1\n"
+#define LIST_MAGIC_LEN 8
 
-/* Thread rules: the strings are immutable after open; counters are atomic. */
+/* An entry of the start-up list, as the loading thread goes through it:
+ * WAITING -> LOADING -> LOADED (exec and key set) -> DONE (taken by a get),
+ * or straight to DONE (a get came first, or the entry did not load). */
+typedef enum { PF_WAITING, PF_LOADING, PF_LOADED, PF_DONE } pf_state_t;
+typedef struct {
+  uint64_t name;         /* the entry's name (entry_hash) */
+  pf_state_t state;
+  unsigned char* key;    /* owned while LOADED: the key stored in the entry */
+  size_t key_len;
+  tt_pjrt_exec_t* exec;  /* owned while LOADED */
+} pf_slot_t;
+
+/* Thread rules: the strings are immutable after open; counters are atomic;
+ * the start-up list's state (used, departed, slots, stop) is guarded by mu. */
 struct tt_disk_cache {
   tt_pjrt_t* p;    /* borrowed: the client entries are loaded into */
   char* dir;       /* owned */
   char* ident;     /* owned: plugin identity + compile options, as stored in entries */
   size_t ident_len;
   uint64_t seed;   /* hash of ident: the names of this identity's entries */
-  _Atomic int64_t hits, misses, writes, rejected, errors;
+  _Atomic int64_t hits, misses, writes, rejected, errors, prefetched;
   _Atomic uint64_t tmp_serial; /* unique temporary names within the process */
+
+  char* list_path;  /* owned; NULL: no start-up list (no command line to name it by) */
+  uint64_t list_name;
+  uint64_t used[TT_DISK_CACHE_LIST_MAX]; /* names this process got or put, first use order */
+  int nused;
+  bool departed;    /* used is not a prefix of the list read at open: rewrite it */
+  uint64_t* old;    /* owned: the list read at open */
+  int nold;
+  pf_slot_t* slots; /* owned: one per entry of old, while the thread loads them */
+  int nslots;
+  bool stop;        /* close: the thread stops after the entry it loads */
+  bool started;     /* the thread runs (joined at close) */
+  pid_t pid;        /* the process that opened the cache: a forked child has no thread */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t loaded; /* a slot left LOADING */
 };
+
+static void start_list(tt_disk_cache_t* c);
+static bool write_all(int fd, const unsigned char* p, size_t n);
 
 /* ---- names ------------------------------------------------------------------------------- */
 static uint64_t entry_hash(const tt_disk_cache_t* c, const void* key, size_t len) {
@@ -42,18 +77,22 @@ static bool is_hex16(const char* s) {
     if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
   return true;
 }
-/* "<hex>.ttexec" or ".<hex>.ttexec.<pid>.<n>.tmp" */
+/* "<hex>.ttexec", "<hex>.ttlist", or ".<hex>.ttexec|ttlist.<pid>.<n>.tmp" */
+static bool is_our_suffix(const char* s, char end) {
+  return (!strncmp(s, ".ttexec", 7) || !strncmp(s, ".ttlist", 7)) && s[7] == end;
+}
 static bool is_our_file(const char* name) {
   size_t n = strlen(name);
-  if (n == 23 && is_hex16(name) && !strcmp(name + 16, ".ttexec")) return true;
-  return n > 29 && name[0] == '.' && is_hex16(name + 1) && !strncmp(name + 17, ".ttexec.", 8) &&
+  if (n == 23 && is_hex16(name) && is_our_suffix(name + 16, 0)) return true;
+  return n > 29 && name[0] == '.' && is_hex16(name + 1) && is_our_suffix(name + 17, '.') &&
          !strcmp(name + n - 4, ".tmp");
 }
 
-/* Opens a new temporary file beside the entries; its path goes to tmp. */
-static int open_temp(tt_disk_cache_t* c, uint64_t h, tt_sbuf_t* tmp) {
+/* Opens a new temporary file beside the entries (suffix "ttexec" or
+ * "ttlist"); its path goes to tmp. */
+static int open_temp(tt_disk_cache_t* c, uint64_t h, const char* suffix, tt_sbuf_t* tmp) {
   unsigned long long n = atomic_fetch_add(&c->tmp_serial, 1);
-  tt_sbuf_printf(tmp, "%s/.%016llx.ttexec.%ld.%llu.tmp", c->dir, (unsigned long long)h,
+  tt_sbuf_printf(tmp, "%s/.%016llx.%s.%ld.%llu.tmp", c->dir, (unsigned long long)h, suffix,
                  (long)getpid(), n);
   if (tmp->oom) return -1;
   return open(tmp->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -79,7 +118,7 @@ static bool make_dirs(char* path) {
 static bool can_write(tt_disk_cache_t* c) {
   tt_sbuf_t tmp;
   tt_sbuf_init(&tmp);
-  int fd = open_temp(c, 0, &tmp);
+  int fd = open_temp(c, 0, "ttexec", &tmp);
   if (fd >= 0) {
     close(fd);
     unlink(tmp.data);
@@ -96,6 +135,8 @@ tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   tt_sbuf_init(&id);
   if (!c) goto fail;
   c->p = p;
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->loaded, NULL);
   if (!dir || !*dir) dir = tt_env_get(TT_ENV_CACHE_DIR);
   if (dir && *dir) {
     tt_sbuf_append(&d, dir);
@@ -129,6 +170,7 @@ tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   id.data = NULL;
   c->seed = tt_hash_bytes(c->ident, c->ident_len, 0x74745f6469736bull);
   if (!can_write(c)) goto fail;
+  start_list(c);
   return c;
 fail:
   tt_sbuf_free(&d);
@@ -139,6 +181,21 @@ fail:
 
 void tt_disk_cache_close(tt_disk_cache_t* c) {
   if (!c) return;
+  if (c->started && getpid() == c->pid) {
+    pthread_mutex_lock(&c->mu);
+    c->stop = true;
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->thread, NULL);
+  }
+  for (int i = 0; i < c->nslots; i++) {
+    tt_pjrt_exec_destroy(c->p, c->slots[i].exec); /* loaded, never asked for */
+    free(c->slots[i].key);
+  }
+  free(c->slots);
+  free(c->old);
+  free(c->list_path);
+  pthread_cond_destroy(&c->loaded);
+  pthread_mutex_destroy(&c->mu);
   free(c->dir);
   free(c->ident);
   free(c);
@@ -154,6 +211,7 @@ void tt_disk_cache_stats(tt_disk_cache_t* c, tt_disk_cache_stats_t* out) {
   out->writes = atomic_load(&c->writes);
   out->rejected = atomic_load(&c->rejected);
   out->errors = atomic_load(&c->errors);
+  out->prefetched = atomic_load(&c->prefetched);
 }
 
 /* ---- the file format --------------------------------------------------------------------- */
@@ -176,22 +234,30 @@ typedef struct header {
 _Static_assert(sizeof(header_t) == TT_DISK_CACHE_HEADER, "entry header");
 _Static_assert(offsetof(header_t, checksum) == TT_DISK_CACHE_CHECKSUM_AT, "checksum offset");
 
-/* Does the file image hold the entry for `key` of our identity? Sets the
- * payload's place. */
-static bool entry_valid(const tt_disk_cache_t* c, const unsigned char* f, size_t n, const void* key,
-                        size_t len, size_t* payload_at, size_t* payload_len) {
+/* Is the file image an entry of our identity, whole? Sets where its key and
+ * payload are. */
+static bool entry_parse(const tt_disk_cache_t* c, const unsigned char* f, size_t n,
+                        size_t* key_len, size_t* payload_at, size_t* payload_len) {
   header_t h;
   if (n < sizeof(h)) return false;
   memcpy(&h, f, sizeof(h));
   if (memcmp(h.magic, TT_DISK_CACHE_MAGIC, 8) || h.version != TT_DISK_CACHE_VERSION) return false;
-  if (h.key_len != len || h.ident_len != c->ident_len || h.payload_len > n) return false;
+  if (h.ident_len != c->ident_len || h.key_len > n || h.payload_len > n) return false;
   if (sizeof(h) + h.key_len + h.ident_len + h.payload_len != n) return false;
   if (tt_disk_cache_checksum(f, n) != h.checksum) return false;
-  if (memcmp(f + sizeof(h), key, len) || memcmp(f + sizeof(h) + len, c->ident, c->ident_len))
-    return false;
-  *payload_at = sizeof(h) + len + c->ident_len;
+  if (memcmp(f + sizeof(h) + h.key_len, c->ident, c->ident_len)) return false;
+  *key_len = h.key_len;
+  *payload_at = sizeof(h) + h.key_len + c->ident_len;
   *payload_len = h.payload_len;
   return true;
+}
+
+/* Does the file image hold the entry for `key` of our identity? */
+static bool entry_valid(const tt_disk_cache_t* c, const unsigned char* f, size_t n, const void* key,
+                        size_t len, size_t* payload_at, size_t* payload_len) {
+  size_t klen = 0;
+  return entry_parse(c, f, n, &klen, payload_at, payload_len) && klen == len &&
+         !memcmp(f + sizeof(header_t), key, len);
 }
 
 typedef enum { READ_OK, READ_ABSENT, READ_BAD, READ_ERROR } read_result_t;
@@ -225,11 +291,203 @@ static read_result_t read_file(const char* path, unsigned char** data, size_t* n
   return READ_OK;
 }
 
+/* ---- the start-up list ------------------------------------------------------------------- */
+/* The list file: LIST_MAGIC, then one name (16 hex digits) and '\n' per
+ * entry, at most TT_DISK_CACHE_LIST_MAX. Anything else is not a list. */
+static void read_list(tt_disk_cache_t* c) {
+  unsigned char* f = NULL;
+  size_t n = 0;
+  if (read_file(c->list_path, &f, &n) != READ_OK) return;
+  size_t count = n >= LIST_MAGIC_LEN ? (n - LIST_MAGIC_LEN) / 17 : 0;
+  bool ok = n >= LIST_MAGIC_LEN && !memcmp(f, LIST_MAGIC, LIST_MAGIC_LEN) &&
+            (n - LIST_MAGIC_LEN) % 17 == 0 && count <= TT_DISK_CACHE_LIST_MAX && count > 0;
+  uint64_t* names = ok ? malloc(sizeof(*names) * count) : NULL;
+  for (size_t i = 0; names && i < count; i++) {
+    const char* line = (const char*)f + LIST_MAGIC_LEN + 17 * i;
+    char hex[17];
+    memcpy(hex, line, 16);
+    hex[16] = 0;
+    if (!is_hex16(hex) || line[16] != '\n') {
+      free(names);
+      names = NULL;
+      break;
+    }
+    names[i] = strtoull(hex, NULL, 16);
+  }
+  free(f);
+  if (!names) return;
+  c->old = names;
+  c->nold = (int)count;
+}
+
+/* Replaces the list with `used` (temp + rename). Called with mu held. */
+static void write_list(tt_disk_cache_t* c) {
+  tt_sbuf_t text, tmp;
+  tt_sbuf_init(&text);
+  tt_sbuf_init(&tmp);
+  tt_sbuf_append(&text, LIST_MAGIC);
+  for (int i = 0; i < c->nused; i++) tt_sbuf_printf(&text, "%016llx\n", (unsigned long long)c->used[i]);
+  int fd = text.oom ? -1 : open_temp(c, c->list_name, "ttlist", &tmp);
+  bool ok = fd >= 0 && write_all(fd, (const unsigned char*)text.data, text.len);
+  if (fd >= 0 && close(fd) != 0) ok = false;
+  if (ok) ok = rename(tmp.data, c->list_path) == 0;
+  if (!ok && fd >= 0) unlink(tmp.data);
+  tt_sbuf_free(&text);
+  tt_sbuf_free(&tmp);
+}
+
+/* An entry this process got or put: its first uses make the list. */
+static void note_use(tt_disk_cache_t* c, uint64_t name) {
+  if (!c->list_path) return;
+  pthread_mutex_lock(&c->mu);
+  bool seen = c->nused >= TT_DISK_CACHE_LIST_MAX;
+  for (int i = 0; i < c->nused && !seen; i++) seen = c->used[i] == name;
+  if (!seen) {
+    if (c->nused >= c->nold || c->old[c->nused] != name) c->departed = true;
+    c->used[c->nused++] = name;
+    if (c->departed) write_list(c);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* Reads, checks (all a get checks but the key, which is kept) and loads the
+ * entry `name`; NULL exec if it is absent, damaged, foreign or refused. */
+static void load_listed(tt_disk_cache_t* c, uint64_t name, tt_pjrt_exec_t** exec,
+                        unsigned char** key, size_t* key_len) {
+  *exec = NULL;
+  *key = NULL;
+  *key_len = 0;
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  tt_sbuf_printf(&path, "%s/%016llx.ttexec", c->dir, (unsigned long long)name);
+  unsigned char* f = NULL;
+  size_t n = 0, klen = 0, at = 0, plen = 0;
+  if (!path.oom && read_file(path.data, &f, &n) == READ_OK &&
+      entry_parse(c, f, n, &klen, &at, &plen) && (*key = malloc(klen ? klen : 1))) {
+    memcpy(*key, f + sizeof(header_t), klen);
+    *key_len = klen;
+    tt_status_t st = tt_pjrt_exec_deserialize(c->p, f + at, plen, exec);
+    tt_status_free(st);
+    if (!*exec) {
+      free(*key);
+      *key = NULL;
+    }
+  }
+  free(f);
+  tt_sbuf_free(&path);
+}
+
+/* The loading thread: the listed entries, in order, until close stops it. */
+static void* prefetch_main(void* arg) {
+  tt_disk_cache_t* c = arg;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->nslots && !c->stop; i++) {
+    pf_slot_t* s = &c->slots[i];
+    if (s->state != PF_WAITING) continue;
+    s->state = PF_LOADING;
+    pthread_mutex_unlock(&c->mu);
+    tt_pjrt_exec_t* e = NULL;
+    unsigned char* key = NULL;
+    size_t klen = 0;
+    load_listed(c, s->name, &e, &key, &klen);
+    pthread_mutex_lock(&c->mu);
+    if (c->stop && e) { /* cleared meanwhile (or closing): not to be served */
+      tt_pjrt_exec_destroy(c->p, e);
+      free(key);
+      e = NULL;
+      key = NULL;
+    }
+    s->exec = e;
+    s->key = key;
+    s->key_len = klen;
+    s->state = e ? PF_LOADED : PF_DONE;
+    pthread_cond_broadcast(&c->loaded);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+/* The executable the thread loaded for `key` (owned by the caller), waiting
+ * for it if it is being loaded; NULL if the thread has not got to it (then
+ * it never will) or could not load it: the caller reads the file. */
+static tt_pjrt_exec_t* take_loaded(tt_disk_cache_t* c, uint64_t name, const void* key, size_t len) {
+  if (!c->nslots || getpid() != c->pid) return NULL;
+  tt_pjrt_exec_t *e = NULL, *drop = NULL;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->nslots; i++) {
+    pf_slot_t* s = &c->slots[i];
+    if (s->name != name || s->state == PF_DONE) continue;
+    while (s->state == PF_LOADING) pthread_cond_wait(&c->loaded, &c->mu);
+    if (s->state == PF_LOADED) {
+      if (s->key_len == len && !memcmp(s->key, key, len)) e = s->exec;
+      else drop = s->exec; /* another key of the same name: the get decides */
+      free(s->key);
+      s->key = NULL;
+      s->exec = NULL;
+    }
+    s->state = PF_DONE;
+    break;
+  }
+  pthread_mutex_unlock(&c->mu);
+  tt_pjrt_exec_destroy(c->p, drop);
+  return e;
+}
+
+/* At open: names the list by the command line and the identity, reads it,
+ * and starts the thread on its entries. */
+static void start_list(tt_disk_cache_t* c) {
+  c->pid = getpid();
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  unsigned char cmd[16384];
+  ssize_t n = read(fd, cmd, sizeof(cmd));
+  close(fd);
+  if (n <= 0) return;
+  c->list_name = tt_hash_bytes(cmd, (size_t)n, c->seed ^ 0x6c697374ull);
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  tt_sbuf_printf(&path, "%s/%016llx.ttlist", c->dir, (unsigned long long)c->list_name);
+  if (path.oom) {
+    tt_sbuf_free(&path);
+    return;
+  }
+  c->list_path = path.data;
+  read_list(c);
+  if (!c->nold || !tt_env_flag(TT_ENV_CACHE_PREFETCH)) return;
+  c->slots = calloc((size_t)c->nold, sizeof(*c->slots));
+  if (!c->slots) return;
+  for (int i = 0; i < c->nold; i++) c->slots[i].name = c->old[i];
+  c->nslots = c->nold;
+  c->started = pthread_create(&c->thread, NULL, prefetch_main, c) == 0;
+  if (!c->started) c->nslots = 0; /* no thread: every get reads its file */
+}
+
+void tt_disk_cache_wait_loaded(tt_disk_cache_t* c) {
+  if (!c || !c->started || getpid() != c->pid) return;
+  pthread_mutex_lock(&c->mu);
+  for (;;) {
+    bool busy = false;
+    for (int i = 0; i < c->nslots && !busy; i++)
+      busy = c->slots[i].state == PF_WAITING || c->slots[i].state == PF_LOADING;
+    if (!busy) break;
+    pthread_cond_wait(&c->loaded, &c->mu);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
 /* ---- get / put --------------------------------------------------------------------------- */
 tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
                               tt_pjrt_exec_t** out) {
   *out = NULL;
   if (!c) return NULL;
+  uint64_t name = entry_hash(c, key, len);
+  *out = take_loaded(c, name, key, len);
+  if (*out) {
+    atomic_fetch_add(&c->hits, 1);
+    atomic_fetch_add(&c->prefetched, 1);
+    note_use(c, name);
+    return NULL;
+  }
   tt_sbuf_t path;
   tt_sbuf_init(&path);
   tt_disk_cache_entry_path(c, key, len, &path);
@@ -246,6 +504,7 @@ tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
   free(f);
   if (r == READ_OK) {
     atomic_fetch_add(&c->hits, 1);
+    note_use(c, name);
     return NULL;
   }
   atomic_fetch_add(&c->misses, 1);
@@ -296,7 +555,7 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
   tt_sbuf_init(&tmp);
   tt_sbuf_init(&path);
   tt_disk_cache_entry_path(c, key, len, &path);
-  int fd = ok ? open_temp(c, hash, &tmp) : -1;
+  int fd = ok ? open_temp(c, hash, "ttexec", &tmp) : -1;
   ok = fd >= 0 && !path.oom;
   if (ok) ok = write_all(fd, f, n);
   if (fd >= 0 && close(fd) != 0) ok = false;
@@ -306,12 +565,31 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
   tt_sbuf_free(&path);
   free(f);
   atomic_fetch_add(ok ? &c->writes : &c->errors, 1);
+  if (ok) note_use(c, hash);
   return NULL;
 }
 
 /* ---- clear ------------------------------------------------------------------------------- */
+/* Nothing loaded at start-up is served after a clear. */
+static void drop_loaded(tt_disk_cache_t* c) {
+  pthread_mutex_lock(&c->mu);
+  c->stop = true;
+  c->departed = true; /* the list file is gone: the next use writes it again */
+  for (int i = 0; i < c->nslots; i++) {
+    pf_slot_t* s = &c->slots[i];
+    if (s->state == PF_LOADING) continue; /* the thread drops it (stop) */
+    tt_pjrt_exec_destroy(c->p, s->exec);
+    free(s->key);
+    s->exec = NULL;
+    s->key = NULL;
+    s->state = PF_DONE;
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
 tt_status_t tt_disk_cache_clear(tt_disk_cache_t* c) {
   if (!c) return NULL;
+  drop_loaded(c);
   DIR* d = opendir(c->dir);
   if (!d) return tt_status_make(TT_UNAVAILABLE, "cannot list %s: %s", c->dir, strerror(errno));
   tt_status_t st = NULL;

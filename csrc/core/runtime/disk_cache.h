@@ -17,10 +17,27 @@
  * processes) all succeed and the last rename wins. Nothing is fsync'ed: an
  * entry damaged by a crash of the machine reads as a miss.
  *
+ * The start-up list. A process that runs the same command again asks for the
+ * same programs in the same order (a training script's first steps). For
+ * each command line (/proc/self/cmdline) and identity the directory keeps
+ * "<dir>/<16 hex digits>.ttlist": the names of the first
+ * TT_DISK_CACHE_LIST_MAX entries the last such process got or put, in that
+ * order (text: "TTLIST1", then one name per line). Open reads it and starts
+ * a thread that loads those entries (read, checked as a get checks them,
+ * deserialized) while the process starts (imports, model set-up): a get
+ * takes the executable it loaded, or waits for the one it is loading,
+ * instead of reading the file. An entry the thread could not load is read
+ * again by the get, which counts it as it would have. The list is rewritten
+ * (temp + rename) as soon as this process's order departs from it; a list
+ * that does not parse is ignored. TORCH_TPU_CACHE_PREFETCH=0: no thread (the
+ * list is still kept). Executables loaded and never asked for are freed at
+ * close.
+ *
  * Ownership: tt_disk_cache_open returns an owned object (tt_disk_cache_close);
  * it borrows the client, which must outlive it. Executables from get are
  * owned by the caller; put borrows its executable.
- * Thread rules: thread-safe (immutable after open; counters are atomic).
+ * Thread rules: thread-safe. A forked child does not use its parent's
+ * loading thread (its gets read the files).
  * Every function accepts a NULL cache (disabled): get misses, the others do
  * nothing, uncounted. */
 #ifndef TT_DISK_CACHE_H_
@@ -36,6 +53,7 @@ extern "C" {
 #define TT_DISK_CACHE_VERSION 1u
 #define TT_DISK_CACHE_HEADER 40u        /* bytes before the key */
 #define TT_DISK_CACHE_CHECKSUM_AT 32u   /* offset of the checksum field */
+#define TT_DISK_CACHE_LIST_MAX 512      /* entries in a start-up list */
 
 typedef struct tt_disk_cache tt_disk_cache_t; /* owned by the runtime */
 
@@ -58,12 +76,18 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
 
 /* hits + misses = gets; rejected (entries found but refused: damaged,
  * foreign, another key) and errors (I/O, serialization) are among the
- * misses of get; errors also count failed puts; writes = entries put. */
-typedef struct { int64_t hits, misses, writes, rejected, errors; } tt_disk_cache_stats_t;
+ * misses of get; errors also count failed puts; writes = entries put;
+ * prefetched: the hits the start-up thread had loaded. */
+typedef struct { int64_t hits, misses, writes, rejected, errors, prefetched; } tt_disk_cache_stats_t;
 void tt_disk_cache_stats(tt_disk_cache_t* c, tt_disk_cache_stats_t* out); /* zeros for NULL */
 
-/* Removes the entries of this cache directory, of any plugin, and stale
- * temporary files: only files whose names match the two patterns above.
+/* Waits until the start-up thread has been through its list (for tests and
+ * benchmarks; returns at once without one). */
+void tt_disk_cache_wait_loaded(tt_disk_cache_t* c);
+
+/* Removes the entries and start-up lists of this cache directory, of any
+ * plugin, and stale temporary files: only files whose names match the
+ * patterns above.
  * Returns the first removal that failed. */
 tt_status_t tt_disk_cache_clear(tt_disk_cache_t* c);
 

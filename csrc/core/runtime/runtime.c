@@ -140,6 +140,7 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
   out->disk_misses = ds.misses;
   out->disk_writes = ds.writes;
   out->disk_rejected = ds.rejected;
+  out->disk_prefetched = ds.prefetched;
   out->disk_errors = ds.errors;
   out->dumped = rt->dumped;
   out->executions = rt->executions;

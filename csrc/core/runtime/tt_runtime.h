@@ -72,6 +72,7 @@ typedef struct tt_runtime_stats {
   int64_t disk_misses;      /* looked up there, not found or refused */
   int64_t disk_writes;
   int64_t disk_rejected;    /* entries refused (damaged, foreign): recompiled */
+  int64_t disk_prefetched;  /* disk hits loaded at start-up from the command's list */
   int64_t disk_errors;      /* I/O or serialization failures (ignored) */
   int64_t dumped;           /* programs written to TORCH_TPU_DUMP_DIR */
   int64_t executions;       /* programs run */

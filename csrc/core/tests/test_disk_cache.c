@@ -2,7 +2,8 @@
  * PJRT serialization under it, against both CPU plugins: entries written by
  * one client (or process) load into a fresh one and compute the same; every
  * damaged, foreign or unreadable entry is a counted miss, never a crash; two
- * processes fill one directory at once. Env: TT_TEST_PLUGIN_NEW (API 0.115),
+ * processes fill one directory at once; a process loads at open what the
+ * last run of its command line used first. Env: TT_TEST_PLUGIN_NEW (API 0.115),
  * TT_TEST_PLUGIN_OLD (API 0.81); a missing one skips its plugin. Files go to
  * a fresh directory under $TMPDIR (or /tmp), removed at the end.
  * `test_disk_cache --writer DIR PLUGIN N` is one of the concurrent writers. */
@@ -145,7 +146,23 @@ static int count_files(const char* dir, int* others) {
     if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, ".."))) continue;
     size_t l = strlen(e->d_name);
     if (l == 23 && !strcmp(e->d_name + 16, ".ttexec")) n++;
-    else (*others)++;
+    else if (!(l == 23 && !strcmp(e->d_name + 16, ".ttlist"))) (*others)++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* The start-up lists in dir; the path of the last one found goes to path. */
+static int count_lists(const char* dir, char* path, size_t cap) {
+  DIR* d = opendir(dir);
+  int n = 0;
+  if (!d) return -1;
+  for (struct dirent* e; (e = readdir(d));) {
+    size_t l = strlen(e->d_name);
+    if (l == 23 && !strcmp(e->d_name + 16, ".ttlist")) {
+      n++;
+      if (path) snprintf(path, cap, "%s/%s", dir, e->d_name);
+    }
   }
   closedir(d);
   return n;
@@ -537,9 +554,9 @@ static void check_clear(int i) {
   snprintf(notes, sizeof(notes), "%s/notes.txt", dir);
   snprintf(stale, sizeof(stale), "%s/.0123456789abcdef.ttexec.77.3.tmp", dir);
   int bad = write_all(notes, "mine", 4) | write_all(stale, "half", 4);
-  int others = 0, before = count_files(dir, &others);
+  int others = 0, before = count_files(dir, &others), lists = count_lists(dir, NULL, 0);
   if (!st) st = tt_disk_cache_clear(c);
-  int others2 = 0, after = count_files(dir, &others2);
+  int others2 = 0, after = count_files(dir, &others2), lists2 = count_lists(dir, NULL, 0);
   struct stat sb;
   bool notes_kept = stat(notes, &sb) == 0, stale_gone = stat(stale, &sb) != 0;
   tt_pjrt_exec_t* got = NULL;
@@ -550,9 +567,159 @@ static void check_clear(int i) {
   TT_CHECK(!bad);
   TT_CHECK(before == 3 && others == 2);
   TT_CHECK(after == 0 && others2 == 1 && notes_kept && stale_gone);
+  TT_CHECK(lists == 1 && lists2 == 0); /* the start-up list goes too */
   TT_CHECK(got == NULL);
 }
 static void test_clear(void) { FOR_EACH_PLUGIN(check_clear); }
+
+/* ---- the start-up list: the entries the last run of this command used, loaded at open ---- */
+static const char k_key_c[] = "sig:sub\0f32[2,3]";
+
+/* The 16-hex name of key's entry. */
+static void entry_name(tt_disk_cache_t* c, const void* key, size_t len, char name[17]) {
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  tt_disk_cache_entry_path(c, key, len, &path);
+  snprintf(name, 17, "%s", path.data + path.len - 23);
+  tt_sbuf_free(&path);
+}
+
+/* Gets the three keys in `order` (0: a, 1: b, 2: c, programs 0, 1, 2) from a
+ * fresh cache object on q after its thread has loaded; puts what misses.
+ * Returns the number of wrong results; stats to s. */
+static const char* k_list_keys[3] = {k_key_a, k_key_b, k_key_c};
+static const size_t k_list_lens[3] = {sizeof(k_key_a), sizeof(k_key_b), sizeof(k_key_c)};
+static int get_in_order(tt_pjrt_t* q, const char* dir, const int* order, int n, bool wait,
+                        tt_disk_cache_stats_t* s) {
+  tt_disk_cache_t* c = tt_disk_cache_open(q, dir);
+  if (!c) return 100;
+  if (wait) tt_disk_cache_wait_loaded(c);
+  int bad = 0;
+  for (int k = 0; k < n; k++) {
+    int j = order[k];
+    tt_pjrt_exec_t* e = NULL;
+    tt_status_t st = tt_disk_cache_get(c, k_list_keys[j], k_list_lens[j], &e);
+    if (!st && !e) { /* a miss: compile and put, as the runtime does */
+      st = compile(q, j, &e);
+      if (!st) st = tt_disk_cache_put(c, k_list_keys[j], k_list_lens[j], e);
+    }
+    bad += st || !e || run_prog(q, e, 0, j);
+    tt_status_free(st);
+    tt_pjrt_exec_destroy(q, e);
+  }
+  tt_disk_cache_stats(c, s);
+  tt_disk_cache_close(c);
+  return bad;
+}
+
+/* The names in the list file, in order; -1 if it does not parse. */
+static int read_list_names(const char* path, char names[][17], int cap) {
+  size_t n = 0;
+  unsigned char* f = read_all(path, &n);
+  int count = -1;
+  if (f && n >= 8 && !memcmp(f, "TTLIST1\n", 8) && (n - 8) % 17 == 0) {
+    count = (int)((n - 8) / 17);
+    for (int i = 0; i < count && i < cap; i++) {
+      memcpy(names[i], f + 8 + 17 * i, 16);
+      names[i][16] = 0;
+    }
+  }
+  free(f);
+  return count;
+}
+
+static void check_startup_list(int i) {
+  char dir[512], list[700] = "";
+  subdir(dir, sizeof(dir), i, "list");
+  tt_pjrt_t* p = g_plugins[i];
+  char names[3][17];
+  tt_disk_cache_t* c = tt_disk_cache_open(p, dir);
+  TT_CHECK(c != NULL);
+  for (int j = 0; j < 3; j++) entry_name(c, k_list_keys[j], k_list_lens[j], names[j]);
+  tt_disk_cache_close(c);
+
+  /* a cold run: three misses, compiled and put; the list says a, b, c */
+  tt_pjrt_t* q = NULL; /* another client: what the next process would have */
+  TT_CHECK_OK(tt_pjrt_open(g_paths[i], 1, &q));
+  const int abc[3] = {0, 1, 2}, ca[2] = {2, 0};
+  tt_disk_cache_stats_t s;
+  int bad = get_in_order(p, dir, abc, 3, true, &s);
+  int nlists = count_lists(dir, list, sizeof(list));
+  char got[8][17];
+  int nnames = read_list_names(list, got, 8);
+  TT_CHECK(!bad && s.misses == 3 && s.writes == 3 && s.prefetched == 0);
+  TT_CHECK(nlists == 1 && nnames == 3);
+  for (int j = 0; j < 3 && nnames == 3; j++) TT_CHECK(!strcmp(got[j], names[j]));
+
+  /* a warm run in the same order: all three loaded by the thread */
+  struct stat sb0, sb1;
+  stat(list, &sb0);
+  bad = get_in_order(q, dir, abc, 3, true, &s);
+  stat(list, &sb1);
+  TT_CHECK(!bad && s.hits == 3 && s.prefetched == 3 && s.misses == 0);
+  TT_CHECK(sb0.st_ino == sb1.st_ino); /* the same order: the list is not rewritten */
+
+  /* gets that come before the thread has loaded: served either way */
+  bad = get_in_order(q, dir, abc, 3, false, &s);
+  TT_CHECK(!bad && s.hits == 3 && s.misses == 0);
+
+  /* a damaged entry: the thread cannot load it; the get reads it, rejects it */
+  char path[700];
+  snprintf(path, sizeof(path), "%s/%s.ttexec", dir, names[1]);
+  size_t n = 0;
+  unsigned char* f = read_all(path, &n);
+  TT_CHECK(f != NULL);
+  if (f) {
+    f[n - 5] ^= 0x5a;
+    TT_CHECK(write_all(path, f, n) == 0);
+  }
+  free(f);
+  bad = get_in_order(q, dir, abc, 3, true, &s);
+  TT_CHECK(!bad && s.hits == 2 && s.prefetched == 2 && s.rejected == 1 && s.writes == 1);
+
+  /* another order: the list is rewritten as this run's (c, a) */
+  bad = get_in_order(q, dir, ca, 2, true, &s);
+  nnames = read_list_names(list, got, 8);
+  TT_CHECK(!bad && s.hits == 2 && s.prefetched == 2);
+  TT_CHECK(nnames == 2 && !strcmp(got[0], names[2]) && !strcmp(got[1], names[0]));
+
+  /* a list that does not parse: ignored, then replaced */
+  TT_CHECK(write_all(list, "TTLIST1\nnot a name at all\n", 26) == 0);
+  bad = get_in_order(q, dir, abc, 3, true, &s);
+  nnames = read_list_names(list, got, 8);
+  TT_CHECK(!bad && s.hits == 3 && s.prefetched == 0);
+  TT_CHECK(nnames == 3);
+
+  /* TORCH_TPU_CACHE_PREFETCH=0: no thread, the same hits */
+  setenv("TORCH_TPU_CACHE_PREFETCH", "0", 1);
+  bad = get_in_order(q, dir, abc, 3, true, &s);
+  unsetenv("TORCH_TPU_CACHE_PREFETCH");
+  TT_CHECK(!bad && s.hits == 3 && s.prefetched == 0);
+
+  /* a clear: what the thread loaded is not served either */
+  c = tt_disk_cache_open(q, dir);
+  tt_disk_cache_wait_loaded(c);
+  tt_pjrt_exec_t* e = NULL;
+  tt_status_t st = tt_disk_cache_clear(c);
+  if (!st) st = tt_disk_cache_get(c, KEY(k_key_a), &e);
+  tt_disk_cache_stats(c, &s);
+  tt_disk_cache_close(c);
+  TT_CHECK_OK(st);
+  TT_CHECK(e == NULL && s.misses == 1 && s.prefetched == 0);
+  tt_pjrt_exec_destroy(q, e);
+  bad = get_in_order(q, dir, abc, 3, true, &s); /* compiled and put again */
+  TT_CHECK(!bad && s.misses == 3 && s.writes == 3);
+  TT_CHECK(read_list_names(list, got, 8) == 3);
+
+  /* closed while the thread loads: it stops, what it loaded is freed */
+  for (int k = 0; k < 5; k++) {
+    c = tt_disk_cache_open(q, dir);
+    if (k & 1) usleep(2000);
+    tt_disk_cache_close(c);
+  }
+  tt_pjrt_close(q);
+}
+static void test_startup_list(void) { FOR_EACH_PLUGIN(check_startup_list); }
 
 /* ---- two processes fill one directory at once -------------------------------------------- */
 #define WRITER_PUTS 50
@@ -651,6 +818,7 @@ static void check_concurrent(int i) {
   int others = 0, entries = count_files(dir, &others);
   TT_CHECK(misses == 0 && wrong == 0);
   TT_CHECK(entries == 2 * WRITER_PUTS + SHARED_KEYS && others == 0); /* no temporary left */
+  TT_CHECK(count_lists(dir, NULL, 0) == 3); /* one per command line: the writers', this one's */
 }
 static void test_concurrent_writers(void) { FOR_EACH_PLUGIN(check_concurrent); }
 
@@ -687,6 +855,7 @@ int main(int argc, char** argv) {
   TT_RUN(test_disabled);
   TT_RUN(test_default_dir);
   TT_RUN(test_clear);
+  TT_RUN(test_startup_list);
   TT_RUN(test_concurrent_writers);
   for (int i = 0; i < 2; i++) tt_pjrt_close(g_plugins[i]);
   nftw(g_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
