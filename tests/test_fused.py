@@ -357,3 +357,56 @@ def test_log_of_exp_overflows_as_op_by_op():
     compiled = torch.compile(lambda t: torch.log(torch.exp(t)), backend="tpu")(x.to(DEV)).cpu()
     for got in (fused, compiled):
         assert got[:2].isinf().all() and abs(float(got[2]) - 1.0) < 1e-6, got  # CPU: inf, inf, 1
+
+
+# ---- writes whose source reads the tensor they write --------------------------------------
+
+
+def _shift_case(seed):
+    """A random shape with unit dims, a dim, a shift and a producer of the
+    written tensor: c = producer(x); c[shifted window] = f(c[window])."""
+    rng = random.Random(seed)
+    rank = rng.randrange(1, 4)
+    shape = [1] * rank
+    dim = rng.randrange(rank)
+    shape[dim] = rng.randrange(4, 9)
+    if rank > 1 and rng.random() < 0.4:  # one more non-unit dim
+        other = (dim + 1) % rank
+        shape[other] = rng.randrange(2, 4)
+    k = rng.randrange(1, shape[dim] - 1)
+    producer = rng.choice(["exp", "pad", "clone", "mul"])
+    fn = rng.choice(["mul", "add", "neg"])
+    return tuple(shape), dim, k, producer, fn
+
+
+def _shift(x, dim, k, producer, fn):
+    if producer == "exp":
+        c = torch.exp(x)
+    elif producer == "pad":
+        c = torch.nn.functional.pad(x, (1, 1), value=0.5)
+    elif producer == "clone":
+        c = x.clone()
+    else:
+        c = x * 3.0
+    n = c.shape[dim]
+    src = c.narrow(dim, 0, n - k)
+    val = src * 2 if fn == "mul" else src + 1 if fn == "add" else -src
+    c.narrow(dim, k, n - k).copy_(val)
+    return c
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_write_whose_source_reads_the_written_tensor(seed):
+    """`c[..., k:] = f(c[..., :-k])` in one program equals CPU's (XLA's CPU
+    compiler ran such an in-place update as a recurrence when the written
+    tensor was a reshape dropping unit dims: each element became f of the
+    element just written)."""
+    shape, dim, k, producer, fn = _shift_case(seed)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g)
+    want = _shift(x, dim, k, producer, fn)
+    with torch_tpu.eager_mode("fused"):
+        fused = _shift(x.to(DEV), dim, k, producer, fn).cpu()
+    compiled = torch.compile(lambda t: _shift(t, dim, k, producer, fn), backend="tpu")(x.to(DEV)).cpu()
+    for got in (fused, compiled):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)

@@ -14,6 +14,8 @@ typedef struct value {
   tt_type_t type;
   char name[28]; /* "%v12", "%v12#3", "%arg0" */
   unsigned char producer; /* producer_t: the op that made it, where it matters */
+  bool bitcast;           /* made by an op XLA may turn into a bitcast of its operand 0 */
+  int opnd_at, nopnd;     /* the operands of the op that made it: f->opnds[opnd_at..] */
 } value_t;
 
 /* Ops whose results XLA's algebraic simplifier rewrites its consumers
@@ -55,6 +57,11 @@ struct tt_shlo_fn {
   tt_sbuf_t params;                     /* "%arg0: tensor<..>, ..." */
   tt_sbuf_t text[MAX_REGION_DEPTH + 1]; /* [0] = body of @main */
   int depth;
+  int* opnds; /* owned: operand lists of the values (value_t.opnd_at) */
+  int nopnds, capopnds;
+  unsigned* mark; /* owned: visit marks of reads_buffer_of, one per value */
+  int capmark;
+  unsigned gen;
   char* error; /* first failure */
   struct {
     tt_val_t val;
@@ -76,6 +83,8 @@ void tt_shlo_fn_destroy(tt_shlo_fn_t* f) {
   if (!f) return;
   for (int i = 0; i < f->nchunks; i++) free(f->chunks[i]);
   free(f->chunks);
+  free(f->opnds);
+  free(f->mark);
   tt_sbuf_free(&f->params);
   for (int i = 0; i <= MAX_REGION_DEPTH; i++) tt_sbuf_free(&f->text[i]);
   for (int i = 0; i < f->nchecks; i++) free(f->checks[i].message);
@@ -146,6 +155,8 @@ static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name)
   value_t* v = VAL(f, f->nvals);
   v->type = *t;
   v->producer = PRODUCER_OTHER;
+  v->bitcast = false;
+  v->opnd_at = v->nopnd = 0;
   snprintf(v->name, sizeof(v->name), "%s", name);
   return f->nvals++;
 }
@@ -256,12 +267,131 @@ static bool rewritten_around(tt_shlo_fn_t* f, const char* name, const tt_val_t* 
   return true;
 }
 
+/* ---- writes whose update reads the buffer they write --------------------------------------
+ * XLA's CPU compiler (both plugins, and jaxlib 0.10.2's) miscompiles a
+ * dynamic_update_slice it runs in place when its operand is a reshape (a
+ * bitcast) of a value the update also reads:
+ *     p = reshape(exp(x) : 1x6 -> 6);  dynamic_update_slice(p, p[0:5] * 2, 1)
+ * The fused loop writes p[1] before it reads p[1] for p[2], so each element
+ * becomes twice the one just written (a recurrence) instead of twice the
+ * old value (Fused Eager's `c[..., 1:].copy_(c[..., :-1] * 2)` on a 1xN
+ * tensor). Such a write is built as select(mask, dynamic_update_slice(0, U),
+ * X) instead, which XLA computes elementwise into a fresh buffer; every
+ * other dynamic_update_slice (the update reads other values: KV caches,
+ * view writes of new values, loops) stays one in-place op. */
+static bool bitcast_op(const char* op) {
+  return !strcmp(op, "stablehlo.reshape") || !strcmp(op, "stablehlo.transpose") ||
+         !strcmp(op, "stablehlo.broadcast_in_dim") || !strcmp(op, "stablehlo.bitcast_convert") ||
+         !strcmp(op, "stablehlo.optimization_barrier");
+}
+
+#define READS_BUDGET 20000 /* values visited before a write is taken as reading its buffer */
+
+/* Does u (transitively) read x, or a value x is a bitcast of? Only asked
+ * for an x made by a bitcast-like op (the miscompiled case). */
+static bool reads_buffer_of(tt_shlo_fn_t* f, tt_val_t x, tt_val_t u) {
+  if (!VAL(f, x)->bitcast) return false;
+  tt_val_t alias[16];
+  int na = 0;
+  tt_val_t lo = x;
+  for (tt_val_t v = x; na < 16;) {
+    alias[na++] = v;
+    if (v < lo) lo = v;
+    value_t* p = VAL(f, v);
+    if (!p->bitcast || p->nopnd < 1) break;
+    v = f->opnds[p->opnd_at];
+  }
+  if (f->capmark < f->nvals) {
+    int cap = f->nvals + 1024;
+    unsigned* m = realloc(f->mark, sizeof(*m) * (size_t)cap);
+    if (!m) return true; /* cannot tell: the safe form */
+    memset(m + f->capmark, 0, sizeof(*m) * (size_t)(cap - f->capmark));
+    f->mark = m;
+    f->capmark = cap;
+  }
+  if (++f->gen == 0) { /* wrapped: old marks could collide */
+    memset(f->mark, 0, sizeof(*f->mark) * (size_t)f->capmark);
+    f->gen = 1;
+  }
+  tt_val_t* stack = malloc(sizeof(*stack) * READS_BUDGET);
+  if (!stack) return true;
+  int sp = 0, visited = 0;
+  bool found = false;
+  stack[sp++] = u;
+  f->mark[u] = f->gen;
+  while (sp && !found) {
+    tt_val_t v = stack[--sp];
+    for (int i = 0; i < na && !found; i++) found = v == alias[i];
+    if (found || ++visited >= READS_BUDGET) {
+      found = true;
+      break;
+    }
+    const value_t* p = VAL(f, v);
+    for (int i = 0; i < p->nopnd; i++) {
+      tt_val_t o = f->opnds[p->opnd_at + i];
+      if (o < lo || f->mark[o] == f->gen || sp >= READS_BUDGET) continue;
+      f->mark[o] = f->gen;
+      stack[sp++] = o;
+    }
+  }
+  free(stack);
+  return found;
+}
+
+/* dynamic_update_slice(x, u, starts...) as select(mask, dus(0, u), x). */
+static tt_val_t write_by_select(tt_shlo_fn_t* f, const tt_val_t* operands, int n) {
+  tt_type_t xt = VAL(f, operands[0])->type, ut = VAL(f, operands[1])->type;
+  tt_type_t xb = xt, ub = ut;
+  xb.dtype = ub.dtype = TT_BOOL;
+  tt_val_t ops[2 + TT_MAX_RANK];
+  for (int i = 0; i < n && i < 2 + TT_MAX_RANK; i++) ops[i] = operands[i];
+  ops[0] = tt_shlo_const(f, &xt, 0.0);
+  tt_val_t placed = tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, n, &xt, NULL);
+  ops[0] = tt_shlo_const(f, &xb, 0.0);
+  ops[1] = tt_shlo_const(f, &ub, 1.0);
+  tt_val_t mask = tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, n, &xb, NULL);
+  tt_val_t sel[3] = {mask, placed, operands[0]};
+  return tt_shlo_op(f, "stablehlo.select", sel, 3, &xt, NULL);
+}
+
+/* Records the operands of the op that made outs[0..nres). */
+static void record_operands(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                            const tt_val_t* outs, int nres) {
+  if (f->nopnds + n > f->capopnds) {
+    int cap = f->capopnds ? 2 * f->capopnds : 1024;
+    while (cap < f->nopnds + n) cap *= 2;
+    int* o = realloc(f->opnds, sizeof(*o) * (size_t)cap);
+    if (!o) {
+      tt_shlo_fail(f, "out of memory");
+      return;
+    }
+    f->opnds = o;
+    f->capopnds = cap;
+  }
+  int at = f->nopnds;
+  for (int i = 0; i < n; i++) f->opnds[f->nopnds++] = operands[i];
+  bool bc = n >= 1 && bitcast_op(name);
+  for (int i = 0; i < nres; i++) {
+    if (outs[i] == TT_SHLO_INVALID) continue;
+    value_t* v = VAL(f, outs[i]);
+    v->opnd_at = at;
+    v->nopnd = n;
+    v->bitcast = bc;
+  }
+}
+
 void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
                       const tt_type_t* results, int nres, const char* attrs, char* region,
                       tt_val_t* outs) {
   for (int i = 0; i < nres; i++) outs[i] = TT_SHLO_INVALID;
   if (!check_vals(f, name, operands, n) || !check_types(f, name, results, nres)) {
     free(region);
+    return;
+  }
+  if (nres == 1 && n >= 3 && n <= 2 + TT_MAX_RANK && !region &&
+      !strcmp(name, "stablehlo.dynamic_update_slice") &&
+      reads_buffer_of(f, operands[0], operands[1])) {
+    outs[0] = write_by_select(f, operands, n);
     return;
   }
   tt_val_t hidden[2];
@@ -300,6 +430,7 @@ void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operand
     outs[i] = new_value(f, &results[i], vn);
     if (nres == 1 && outs[i] != TT_SHLO_INVALID) VAL(f, outs[i])->producer = (unsigned char)producer_of(name);
   }
+  record_operands(f, name, operands, n, outs, nres);
   if (b->oom) tt_shlo_fail(f, "out of memory");
 }
 

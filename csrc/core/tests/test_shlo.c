@@ -1,6 +1,6 @@
 /* StableHLO builder: golden text for the generic form (regions, bit-exact
  * constants, multi-result ops) and a compile + run of that text on both CPU
- * plugins (API 0.115 and 0.81). */
+ * plugins (API 0.115 and 0.81); writes whose update reads their own buffer. */
 #include <math.h>
 
 #include "../pjrt/tt_pjrt.h"
@@ -97,6 +97,78 @@ static void run_on(tt_pjrt_t* p) {
 static void test_runs_on_new_plugin(void) { run_on(g_new); }
 static void test_runs_on_old_plugin(void) { run_on(g_old); }
 
+/* ---- a write whose update reads the buffer it writes (XLA miscompiles the in-place form) ---
+ * main(x: shape) -> p = reshape(exp(x)) to 6 (or p = exp(x) when `reshape` is
+ * false); dynamic_update_slice(p, (src[0:5]) * 2, 1), src being p itself
+ * (`self_read`) or x + 1 (another value). */
+static tt_status_t build_shift(bool reshape, bool self_read, int64_t rows, tt_sbuf_t* out) {
+  tt_shlo_fn_t* f = tt_shlo_fn_create();
+  int64_t xd[2] = {rows, 6 / rows}, six = 6, five = 5;
+  tt_type_t xt = tt_type_make(TT_F32, reshape ? 2 : 1, reshape ? xd : &six);
+  tt_type_t pt = tt_type_make(TT_F32, 1, &six), ut = tt_type_make(TT_F32, 1, &five);
+  tt_type_t it = tt_type_scalar(TT_I64);
+  tt_val_t x = tt_shlo_param(f, &xt);
+  tt_val_t e = tt_shlo_op(f, "stablehlo.exponential", &x, 1, &xt, NULL);
+  tt_val_t p = reshape ? tt_shlo_op(f, "stablehlo.reshape", &e, 1, &pt, NULL) : e;
+  tt_val_t src = p;
+  if (!self_read) { /* reshape(x) + 1: nothing of p's buffer */
+    tt_val_t one = tt_shlo_const(f, &pt, 1.0);
+    tt_val_t ops[2] = {reshape ? tt_shlo_op(f, "stablehlo.reshape", &x, 1, &pt, NULL) : x, one};
+    src = tt_shlo_op(f, "stablehlo.add", ops, 2, &pt, NULL);
+  }
+  tt_val_t sl = tt_shlo_op(f, "stablehlo.slice", &src, 1, &ut,
+                           "start_indices = array<i64: 0>, limit_indices = array<i64: 5>, "
+                           "strides = array<i64: 1>");
+  tt_val_t two = tt_shlo_const(f, &ut, 2.0);
+  tt_val_t mops[2] = {sl, two};
+  tt_val_t u = tt_shlo_op(f, "stablehlo.multiply", mops, 2, &ut, NULL);
+  tt_val_t at = tt_shlo_const_i64(f, &it, 1);
+  tt_val_t dops[3] = {p, u, at};
+  tt_val_t r = tt_shlo_op(f, "stablehlo.dynamic_update_slice", dops, 3, &pt, NULL);
+  tt_status_t st = tt_shlo_fn_finish(f, &r, 1, out);
+  tt_shlo_fn_destroy(f);
+  return st;
+}
+
+static void run_shift(tt_pjrt_t* p) {
+  /* {reshape, self_read, rows}: 1x6 and 6x1 (unit dims: the bitcast XLA
+   * miscompiled), 2x3, no reshape, and an update of another value */
+  const int cases[5][3] = {{1, 1, 1}, {1, 1, 6}, {1, 1, 2}, {0, 1, 1}, {1, 0, 1}};
+  for (int c = 0; c < 5; c++) {
+    bool reshape = cases[c][0], self_read = cases[c][1];
+    tt_sbuf_t text;
+    tt_sbuf_init(&text);
+    TT_CHECK_OK(build_shift(reshape, self_read, cases[c][2], &text));
+    /* the safe form only where the update reads a reshaped operand */
+    bool selects = strstr(text.data, "stablehlo.select") != NULL;
+    TT_CHECK(selects == (reshape && self_read));
+    tt_pjrt_exec_t* ex = NULL;
+    TT_CHECK_OK(tt_pjrt_compile(p, text.data, text.len, &ex));
+    tt_sbuf_free(&text);
+    float x[6] = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f}, got[6], want[6];
+    int64_t d[2] = {cases[c][2], 6 / cases[c][2]}, six = 6;
+    tt_type_t t = tt_type_make(TT_F32, reshape ? 2 : 1, reshape ? d : &six);
+    tt_pjrt_buffer_t *in = NULL, *out = NULL;
+    TT_CHECK_OK(tt_pjrt_buffer_from_host(p, 0, x, &t, &in));
+    TT_CHECK_OK(tt_pjrt_execute(p, ex, 0, &in, 1, &out, 1));
+    TT_CHECK_OK(tt_pjrt_buffer_to_host(p, out, got, sizeof got));
+    want[0] = expf(x[0]);
+    for (int i = 1; i < 6; i++) want[i] = (self_read ? expf(x[i - 1]) : x[i - 1] + 1.0f) * 2.0f;
+    for (int i = 0; i < 6; i++) TT_CHECK(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]));
+    tt_pjrt_buffer_destroy(p, out);
+    tt_pjrt_buffer_destroy(p, in);
+    tt_pjrt_exec_destroy(p, ex);
+    if (tt__cur_failed) {
+      fprintf(stderr, "  (case %d)\n", c);
+      return;
+    }
+  }
+}
+static void test_write_reading_its_buffer(void) {
+  run_shift(g_new);
+  run_shift(g_old);
+}
+
 static void test_failed_builder_reports(void) {
   tt_shlo_fn_t* f = tt_shlo_fn_create();
   tt_val_t bogus = 42;
@@ -144,6 +216,7 @@ int main(void) {
   }
   TT_RUN(test_runs_on_new_plugin);
   TT_RUN(test_runs_on_old_plugin);
+  TT_RUN(test_write_reading_its_buffer);
   tt_pjrt_close(g_new);
   tt_pjrt_close(g_old);
   TT_REPORT();
