@@ -4,10 +4,12 @@ A fixed-seed sweep builds random differentiable programs from a few leaves
 (broadcasting shapes, views, in-place ops on non-leaf tensors, reductions,
 matmuls, normalizations, indexing), reduces them to a weighted sum and runs
 backward on both devices: every leaf's gradient must equal CPU's, in the
-mode the suite runs in (Strict, or Fused with TORCH_TPU_DEFER_AND_FUSE=1).
+mode the suite runs in (Strict, or Fused with TORCH_TPU_DEFER_AND_FUSE=1),
+and under torch.compile(backend="tpu").
 Inputs stay in ranges where the ops are well conditioned (divisors kept
 away from 0, no ties in max/min/sort), so a difference is a bug, not
-rounding. More cases: TT_AUTOGRAD_FUZZ_CASES, TT_AUTOGRAD_FUZZ_SEED.
+rounding. More cases: TT_AUTOGRAD_FUZZ_CASES, TT_AUTOGRAD_FUZZ_COMPILED_CASES,
+TT_AUTOGRAD_FUZZ_SEED.
 """
 
 import os
@@ -20,6 +22,7 @@ import torch.nn.functional as F
 import torch_tpu  # noqa: F401
 
 CASES = int(os.environ.get("TT_AUTOGRAD_FUZZ_CASES", "48"))
+COMPILED_CASES = int(os.environ.get("TT_AUTOGRAD_FUZZ_COMPILED_CASES", "6"))
 SEED = int(os.environ.get("TT_AUTOGRAD_FUZZ_SEED", "2026"))
 SHAPES = [(4, 6), (6,), (4, 1), (1, 6), (), (3, 4, 6)]
 
@@ -96,6 +99,25 @@ def _shape_op(rng, x):
                 lambda t: torch.topk(t, 2, -1).values,
                 lambda t: t.index_select(-1, torch.tensor([lo, 0, lo + 1], device=t.device)),
             ]
+            choices += [
+                lambda t: torch.cummax(t, -1).values,
+                lambda t: torch.logcumsumexp(t, -1),
+                lambda t: torch.diff(t, dim=-1),
+                lambda t: t.unfold(-1, 2, 1).sum(-1),
+                lambda t: t.repeat_interleave(2, -1)[..., 1:],
+                lambda t: torch.stack(t.split(2, -1)[:1] * 2, 0).sum(0),
+                lambda t: t.scatter_add(-1, torch.tensor([lo + 1, 0], device=t.device).expand(
+                    *t.shape[:-1], 2).contiguous(), t[..., :2] * 3),
+                lambda t: t.index_add(-1, torch.tensor([lo, lo + 1], device=t.device), t[..., :2]),
+                lambda t: t.gather(-1, t.argmax(-1, keepdim=True)) * t,
+                lambda t: F.max_pool1d(t.reshape(-1, 1, t.shape[-1]), 2, 1).reshape(*t.shape[:-1], -1),
+                lambda t: F.avg_pool1d(t.reshape(-1, 1, t.shape[-1]), 3, 1, 1).reshape(t.shape),
+                lambda t: F.interpolate(t.reshape(-1, 1, t.shape[-1]), scale_factor=2, mode="linear",
+                                        align_corners=False).reshape(*t.shape[:-1], -1),
+                lambda t: torch.cumprod(t.tanh() * 0.5 + 1, -1),
+                lambda t: F.normalize(t, dim=-1),
+                lambda t: F.glu(torch.cat([t, t.flip(-1)], -1), -1),
+            ]
             idx = [rng.randrange(n) for _ in range(n)]
             choices.append(lambda t: torch.gather(
                 t, -1, torch.tensor(idx, device=t.device).expand(*t.shape[:-1], n).contiguous()))
@@ -110,6 +132,21 @@ def _shape_op(rng, x):
             lambda t: t.std(0, keepdim=True) if t.shape[0] > 1 else t,
             lambda t: torch.cat([t, t * 2], 0),
             lambda t: torch.stack([t, -t], -1).sum(-1),
+        ]
+    if d >= 2 and x.shape[-1] == x.shape[-2] or d == 2:
+        choices += [
+            lambda t: torch.tril(t) + torch.triu(t, 1) * 0.5,
+            lambda t: torch.diagonal(t, 0, -2, -1) if t.shape[-1] == t.shape[-2] else t.mT,
+            lambda t: torch.kron(t[..., :2, :2], torch.ones(2, 1, device=t.device)) if t.dim() == 2 else t,
+        ]
+    if d == 2:
+        choices += [
+            lambda t: F.conv1d(t.unsqueeze(0), torch.linspace(-1, 1, t.shape[0] * t.shape[0] * 2,
+                                                             device=t.device).reshape(t.shape[0], t.shape[0], 2),
+                               padding=1).squeeze(0),
+            lambda t: F.embedding(torch.tensor([0, t.shape[0] - 1, 0], device=t.device), t),
+            lambda t: t.masked_scatter(t > 0, t.flip(-1) * 2),
+            lambda t: torch.diag_embed(t[0]) @ t.mT if t.shape[0] > 0 else t,
         ]
     if d >= 3:
         choices += [lambda t: t.permute(2, 0, 1).contiguous().permute(1, 2, 0),
@@ -167,26 +204,44 @@ def _program(seed):
     return shapes, steps, weights
 
 
-def _run(shapes, steps, weights, seed, dev):
-    g = torch.Generator().manual_seed(seed)
-    leaves = [torch.randn(s, generator=g).to(dev).requires_grad_() for s in shapes]
+def _forward(steps, weights, leaves):
     vals = list(leaves)
     for fn, args in steps:
         vals.append(fn(*[vals[a] for a in args]))
-    loss = sum((v * w.to(dev)).sum() for v, w in zip(vals[len(leaves):], weights[len(leaves):]))
+    dev = leaves[0].device
+    return sum((v * w.to(dev)).sum() for v, w in zip(vals[len(leaves):], weights[len(leaves):]))
+
+
+def _run(shapes, steps, weights, seed, dev, compiled=False):
+    g = torch.Generator().manual_seed(seed)
+    leaves = [torch.randn(s, generator=g).to(dev).requires_grad_() for s in shapes]
+    fwd = lambda *ls: _forward(steps, weights, ls)  # noqa: E731
+    if compiled:
+        fwd = torch.compile(fwd, backend="tpu", fullgraph=False)
+    loss = fwd(*leaves)
     loss.backward()
     return loss.detach().cpu(), [leaf.grad.cpu() if leaf.grad is not None else None for leaf in leaves]
 
 
-@pytest.mark.parametrize("case", range(CASES))
-def test_random_autograd_program_matches_cpu(case):
-    seed = SEED * 1000 + case
+def _check(seed, compiled=False):
     shapes, steps, weights = _program(seed)
     loss_c, grads_c = _run(shapes, steps, weights, seed, "cpu")
-    loss_d, grads_d = _run(shapes, steps, weights, seed, "tpu")
+    loss_d, grads_d = _run(shapes, steps, weights, seed, "tpu", compiled)
     torch.testing.assert_close(loss_d, loss_c, rtol=1e-4, atol=1e-4)
     for q, (gd, gc) in enumerate(zip(grads_d, grads_c)):
         assert (gd is None) == (gc is None), f"leaf {q}: grad presence differs"
         if gc is not None:
             assert gd.shape == gc.shape and gd.dtype == gc.dtype
             torch.testing.assert_close(gd, gc, rtol=1e-4, atol=1e-4, msg=lambda m: f"leaf {q}: {m}")
+
+
+@pytest.mark.parametrize("case", range(CASES))
+def test_random_autograd_program_matches_cpu(case):
+    _check(SEED * 1000 + case)
+
+
+@pytest.mark.parametrize("case", range(COMPILED_CASES))
+def test_random_autograd_program_compiled_matches_cpu(case):
+    """The same programs through torch.compile(backend="tpu") (AOTAutograd's
+    forward and backward graphs, one program each)."""
+    _check(SEED * 1000 + 500 + case, compiled=True)
