@@ -137,7 +137,7 @@ def _shape_op(rng, x):
         choices += [
             lambda t: torch.tril(t) + torch.triu(t, 1) * 0.5,
             lambda t: torch.diagonal(t, 0, -2, -1) if t.shape[-1] == t.shape[-2] else t.mT,
-            lambda t: torch.kron(t[..., :2, :2], torch.ones(2, 1, device=t.device)) if t.dim() == 2 else t,
+            lambda t: torch.kron(t[..., :2, :2].contiguous(), torch.ones(2, 1, device=t.device)) if t.dim() == 2 else t,
         ]
     if d == 2:
         choices += [
