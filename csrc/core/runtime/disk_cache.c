@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "disk_cache.h"
+#include "internal.h" /* tt__cache_limit */
 
 #define TT_DISK_CACHE_MAX_FILE ((int64_t)1 << 34) /* 16 GiB: anything larger is not ours */
 #define LIST_MAGIC "TTLIST1\n"
@@ -454,10 +455,15 @@ static void start_list(tt_disk_cache_t* c) {
   c->list_path = path.data;
   read_list(c);
   if (!c->nold || !tt_env_flag(TT_ENV_CACHE_PREFETCH)) return;
-  c->slots = calloc((size_t)c->nold, sizeof(*c->slots));
+  /* what is loaded ahead stays within half of the memory tier's bound (the
+   * memory maps a loaded program holds) */
+  int ahead = c->nold;
+  size_t half = tt__cache_limit() / 2;
+  if ((size_t)ahead > half) ahead = (int)half;
+  c->slots = calloc((size_t)ahead, sizeof(*c->slots));
   if (!c->slots) return;
-  for (int i = 0; i < c->nold; i++) c->slots[i].name = c->old[i];
-  c->nslots = c->nold;
+  for (int i = 0; i < ahead; i++) c->slots[i].name = c->old[i];
+  c->nslots = ahead;
   c->started = pthread_create(&c->thread, NULL, prefetch_main, c) == 0;
   if (!c->started) c->nslots = 0; /* no thread: every get reads its file */
 }

@@ -28,7 +28,9 @@
  * takes the executable it loaded, or waits for the one it is loading,
  * instead of reading the file. An entry the thread could not load is read
  * again by the get, which counts it as it would have. The list is rewritten
- * (temp + rename) as soon as this process's order departs from it; a list
+ * (temp + rename) as soon as this process's order departs from it. At most
+ * half of the memory tier's bound (TORCH_TPU_CACHE_MAX_PROGRAMS) is loaded
+ * ahead. A list
  * that does not parse is ignored. TORCH_TPU_CACHE_PREFETCH=0: no thread (the
  * list is still kept). Executables loaded and never asked for are freed at
  * close.

@@ -696,6 +696,12 @@ static void check_startup_list(int i) {
   unsetenv("TORCH_TPU_CACHE_PREFETCH");
   TT_CHECK(!bad && s.hits == 3 && s.prefetched == 0);
 
+  /* a memory tier of 4 programs: at most 2 loaded ahead, the third read when asked */
+  setenv("TORCH_TPU_CACHE_MAX_PROGRAMS", "4", 1);
+  bad = get_in_order(q, dir, abc, 3, true, &s);
+  unsetenv("TORCH_TPU_CACHE_MAX_PROGRAMS");
+  TT_CHECK(!bad && s.hits == 3 && s.prefetched == 2);
+
   /* a clear: what the thread loaded is not served either */
   c = tt_disk_cache_open(q, dir);
   tt_disk_cache_wait_loaded(c);
