@@ -339,7 +339,9 @@ static void write_list(tt_disk_cache_t* c) {
 
 /* An entry this process got or put: its first uses make the list. */
 static void note_use(tt_disk_cache_t* c, uint64_t name) {
-  if (!c->list_path) return;
+  /* a forked child neither takes the lock (held, maybe, by a thread it does
+   * not have) nor writes the parent's list */
+  if (!c->list_path || getpid() != c->pid) return;
   pthread_mutex_lock(&c->mu);
   bool seen = c->nused >= TT_DISK_CACHE_LIST_MAX;
   for (int i = 0; i < c->nused && !seen; i++) seen = c->used[i] == name;
@@ -578,6 +580,7 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
 /* ---- clear ------------------------------------------------------------------------------- */
 /* Nothing loaded at start-up is served after a clear. */
 static void drop_loaded(tt_disk_cache_t* c) {
+  if (getpid() != c->pid) return; /* a forked child never takes them */
   pthread_mutex_lock(&c->mu);
   c->stop = true;
   c->departed = true; /* the list file is gone: the next use writes it again */
