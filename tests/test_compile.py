@@ -396,6 +396,46 @@ def test_dynamic_lengths_not_bucketed_when_the_graph_writes_an_input():
     assert len(gs) == 1 and "writes in place" in gs[0]["bucketed"], gs
 
 
+@pytest.mark.parametrize("view", ["expand", "unsqueeze", "transpose", "identity"])
+def test_dynamic_lengths_not_bucketed_when_an_output_views_an_input(view):
+    """An output that is a view of an input is remade by AOTAutograd from the
+    caller's (unpadded) tensor: no bucketing, CPU's values (a padded run's
+    sizes and strides went past the input's storage)."""
+    fns = {"expand": lambda x: (x.expand(2, *x.shape[1:]), x * 2),
+           "unsqueeze": lambda x: (x.unsqueeze(0), x.sum(-1)),
+           "transpose": lambda x: (x.transpose(1, 2), x + 1),
+           "identity": lambda x: (x, x.tanh())}
+    f = fns[view]
+    cf = torch.compile(f, backend="tpu", dynamic=True)
+    n0 = n_graphs()
+    with torch.no_grad():
+        for L in (3, 5, 6, 3):
+            x = torch.randn(1, L, 4)
+            for got, want in zip(cf(x.to(DEV)), f(x)):
+                assert got.shape == want.shape and got.stride() == want.stride()
+                torch.testing.assert_close(got.cpu(), want)
+    gs = graphs_since(n0)
+    if view != "identity":  # (AOTAutograd returns an input itself without the graph)
+        assert all(g["bucketed"] is not True for g in gs), gs
+
+
+def test_bucketed_output_of_a_batch_of_one_has_eager_strides():
+    """A bucketed output narrowed along a dim with only size-1 dims in front
+    (a batch of one) gets the contiguous strides eager gives it, for free."""
+    f = lambda x: torch.tanh(x) * 2  # noqa: E731
+    cf = torch.compile(f, backend="tpu", dynamic=True)
+    n0 = n_graphs()
+    with torch.no_grad():
+        for L in (3, 5, 6, 7):
+            x = torch.randn(1, L, 4)
+            got, want = cf(x.to(DEV)), f(x)
+            assert got.shape == want.shape and got.stride() == want.stride(), (got.stride(), want.stride())
+            torch.testing.assert_close(got.cpu(), want)
+            assert got.view(-1).shape == (4 * L,)
+    gs = graphs_since(n0)
+    assert len(gs) == 1 and gs[0]["bucketed"] is True, gs
+
+
 def test_compiled_optimizer_step_matches_eager():
     torch.manual_seed(0)
     cpu = nn.Linear(6, 3)

@@ -18,7 +18,13 @@ ones. `plan` proves it for a graph, or says why not, by following each dim's
   product must not contract a dynamic dim; embedding lookups are exact;
 - attention (the one SDPA op) over dynamic keys only under is_causal, with
   queries of the same size: a valid query never sees a padded key;
+- an output that is an input or a view of one refuses (AOTAutograd remakes it
+  from the caller's unpadded tensor);
 - anything else refuses (one program per size, still exact).
+
+Outputs are narrowed back to the true sizes; where only size-1 dims precede
+the narrowed ones (a batch of one) they get eager's contiguous strides, else
+they keep the padded strides (same values).
 
 Training graphs are not bucketed: a padded position's gradient could reach a
 parameter's.
@@ -71,10 +77,38 @@ class Plan:
 
     def narrow(self, outs, true):
         outs = list(outs)
+        narrowed = {}
         for i, d, sym in self.narrows:
             if outs[i].shape[d] != true[sym]:
+                narrowed.setdefault(i, outs[i].is_contiguous())
                 outs[i] = outs[i].narrow(d, 0, true[sym])
+        for i, was_contiguous in narrowed.items():
+            if was_contiguous:
+                outs[i] = _restride(outs[i])
         return outs
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _restride(t):
+    """A narrowed output with the strides eager gives it (contiguous) where its
+    elements already lie that way: every dim of more than one element keeps
+    its stride (the dims in front of the narrowed one have size 1, as in a
+    batch of one). Otherwise the padded strides stay (the values are the same;
+    a `view` that needs contiguity raises where CPU's would not: use
+    `reshape`, or no dynamic sizes)."""
+    want = _contiguous_strides(t.shape)
+    if t.stride() == want:
+        return t
+    if all(n <= 1 or s == w for n, s, w in zip(t.shape, t.stride(), want)):
+        return t.as_strided(t.shape, want, t.storage_offset())
+    return t
 
 
 # Inputs up to this size are padded on the host (a copy there and back, no
@@ -185,12 +219,36 @@ def plan(gm):
             continue
         if isinstance(o.meta.get("val"), torch.SymInt):
             return "an output is a size"
+        if _aliases_input(o):
+            # AOTAutograd remakes such an output as a view of the caller's
+            # (unpadded) input with the padded run's sizes and strides
+            return f"output {i} is a view of an input"
         for d, fs in enumerate(state.get(o, ())):
             if _dyn(fs, syms):
                 if len(fs) != 1:
                     return f"output {i} has a dim made of several sizes"
                 narrows.append((i, d, fs[0]))
     return Plan(pads, sizes, narrows)
+
+
+def _aliases_input(n):
+    """Whether n is a graph input or a view of one (through ops whose schema
+    returns an alias of their first argument)."""
+    seen = set()
+    while isinstance(n, torch.fx.Node) and n not in seen:
+        seen.add(n)
+        if n.op == "placeholder":
+            return True
+        if n.op != "call_function":
+            return False
+        if n.target is operator.getitem:
+            n = n.args[0]
+            continue
+        schema = getattr(n.target, "_schema", None)
+        if schema is None or not schema.returns or schema.returns[0].alias_info is None:
+            return False
+        n = n.args[0]
+    return False
 
 
 def _follow(n, state, syms):
