@@ -33,6 +33,7 @@ import math
 import operator
 
 import torch
+from torch._prims_common import make_contiguous_strides_for
 
 aten = torch.ops.aten
 
@@ -88,14 +89,6 @@ class Plan:
         return outs
 
 
-def _contiguous_strides(shape):
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
-
-
 def _restride(t):
     """A narrowed output with the strides eager gives it (contiguous) where its
     elements already lie that way: every dim of more than one element keeps
@@ -103,7 +96,7 @@ def _restride(t):
     batch of one). Otherwise the padded strides stay (the values are the same;
     a `view` that needs contiguity raises where CPU's would not: use
     `reshape`, or no dynamic sizes)."""
-    want = _contiguous_strides(t.shape)
+    want = make_contiguous_strides_for(t.shape)
     if t.stride() == want:
         return t
     if all(n <= 1 or s == w for n, s, w in zip(t.shape, t.stride(), want)):

@@ -67,10 +67,14 @@ static uint64_t entry_hash(const tt_disk_cache_t* c, const void* key, size_t len
   return tt_hash_bytes(key, len, c->seed);
 }
 
+/* The path of the entry named `name` (entry_hash of its key). */
+static void entry_path_named(const tt_disk_cache_t* c, uint64_t name, tt_sbuf_t* out) {
+  tt_sbuf_printf(out, "%s/%016llx.ttexec", c->dir, (unsigned long long)name);
+}
+
 void tt_disk_cache_entry_path(const tt_disk_cache_t* c, const void* key, size_t len,
                               tt_sbuf_t* out) {
-  if (c)
-    tt_sbuf_printf(out, "%s/%016llx.ttexec", c->dir, (unsigned long long)entry_hash(c, key, len));
+  if (c) entry_path_named(c, entry_hash(c, key, len), out);
 }
 
 static bool is_hex16(const char* s) {
@@ -362,7 +366,7 @@ static void load_listed(tt_disk_cache_t* c, uint64_t name, tt_pjrt_exec_t** exec
   *key_len = 0;
   tt_sbuf_t path;
   tt_sbuf_init(&path);
-  tt_sbuf_printf(&path, "%s/%016llx.ttexec", c->dir, (unsigned long long)name);
+  entry_path_named(c, name, &path);
   unsigned char* f = NULL;
   size_t n = 0, klen = 0, at = 0, plen = 0;
   if (!path.oom && read_file(path.data, &f, &n) == READ_OK &&
@@ -498,7 +502,7 @@ tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
   }
   tt_sbuf_t path;
   tt_sbuf_init(&path);
-  tt_disk_cache_entry_path(c, key, len, &path);
+  entry_path_named(c, name, &path);
   unsigned char* f = NULL;
   size_t n = 0, at = 0, plen = 0;
   read_result_t r = path.oom ? READ_ERROR : read_file(path.data, &f, &n);
@@ -562,7 +566,7 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
   tt_sbuf_t tmp, path;
   tt_sbuf_init(&tmp);
   tt_sbuf_init(&path);
-  tt_disk_cache_entry_path(c, key, len, &path);
+  entry_path_named(c, hash, &path);
   int fd = ok ? open_temp(c, hash, "ttexec", &tmp) : -1;
   ok = fd >= 0 && !path.oom;
   if (ok) ok = write_all(fd, f, n);

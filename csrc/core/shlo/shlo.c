@@ -14,7 +14,6 @@ typedef struct value {
   tt_type_t type;
   char name[28]; /* "%v12", "%v12#3", "%arg0" */
   unsigned char producer; /* producer_t: the op that made it, where it matters */
-  bool bitcast;           /* made by an op XLA may turn into a bitcast of its operand 0 */
   int opnd_at, nopnd;     /* the operands of the op that made it: f->opnds[opnd_at..] */
 } value_t;
 
@@ -34,13 +33,23 @@ typedef struct value {
  * A * broadcast(1/B)) are hidden where the elementwise lowerings divide
  * (tt__ew_divisor, tt__ew_divk): here every divide by a broadcast would
  * materialize it, also where the lowering needs no exact division. */
-typedef enum { PRODUCER_OTHER, PRODUCER_DIVIDE, PRODUCER_ROOT, PRODUCER_EXP } producer_t;
+typedef enum {
+  PRODUCER_OTHER,
+  PRODUCER_DIVIDE,
+  PRODUCER_ROOT,
+  PRODUCER_EXP,
+  PRODUCER_BITCAST, /* an op XLA may turn into a bitcast of its operand 0 (see reads_buffer_of) */
+} producer_t;
 
 static producer_t producer_of(const char* op) {
   if (!strcmp(op, "stablehlo.divide")) return PRODUCER_DIVIDE;
   if (!strcmp(op, "stablehlo.sqrt") || !strcmp(op, "stablehlo.rsqrt") || !strcmp(op, "stablehlo.power"))
     return PRODUCER_ROOT;
   if (!strcmp(op, "stablehlo.exponential")) return PRODUCER_EXP;
+  if (!strcmp(op, "stablehlo.reshape") || !strcmp(op, "stablehlo.transpose") ||
+      !strcmp(op, "stablehlo.broadcast_in_dim") || !strcmp(op, "stablehlo.bitcast_convert") ||
+      !strcmp(op, "stablehlo.optimization_barrier"))
+    return PRODUCER_BITCAST;
   return PRODUCER_OTHER;
 }
 
@@ -155,7 +164,6 @@ static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name)
   value_t* v = VAL(f, f->nvals);
   v->type = *t;
   v->producer = PRODUCER_OTHER;
-  v->bitcast = false;
   v->opnd_at = v->nopnd = 0;
   snprintf(v->name, sizeof(v->name), "%s", name);
   return f->nvals++;
@@ -256,7 +264,7 @@ static bool rewritten_around(tt_shlo_fn_t* f, const char* name, const tt_val_t* 
   if (n == 1) {
     if (!strcmp(name, "stablehlo.log") && p0 == PRODUCER_EXP) hide = 0;
   } else if (!strcmp(name, "stablehlo.divide")) {
-    if (p1 != PRODUCER_OTHER) hide = 1;
+    if (p1 == PRODUCER_DIVIDE || p1 == PRODUCER_ROOT || p1 == PRODUCER_EXP) hide = 1;
     else if (p0 == PRODUCER_DIVIDE) hide = 0;
   } else if (!strcmp(name, "stablehlo.multiply")) {
     if (p0 == PRODUCER_EXP && p1 == PRODUCER_EXP) hide = 1;
@@ -279,18 +287,12 @@ static bool rewritten_around(tt_shlo_fn_t* f, const char* name, const tt_val_t* 
  * X) instead, which XLA computes elementwise into a fresh buffer; every
  * other dynamic_update_slice (the update reads other values: KV caches,
  * view writes of new values, loops) stays one in-place op. */
-static bool bitcast_op(const char* op) {
-  return !strcmp(op, "stablehlo.reshape") || !strcmp(op, "stablehlo.transpose") ||
-         !strcmp(op, "stablehlo.broadcast_in_dim") || !strcmp(op, "stablehlo.bitcast_convert") ||
-         !strcmp(op, "stablehlo.optimization_barrier");
-}
-
 #define READS_BUDGET 20000 /* values visited before a write is taken as reading its buffer */
 
 /* Does u (transitively) read x, or a value x is a bitcast of? Only asked
  * for an x made by a bitcast-like op (the miscompiled case). */
 static bool reads_buffer_of(tt_shlo_fn_t* f, tt_val_t x, tt_val_t u) {
-  if (!VAL(f, x)->bitcast) return false;
+  if (VAL(f, x)->producer != PRODUCER_BITCAST) return false;
   tt_val_t alias[16];
   int na = 0;
   tt_val_t lo = x;
@@ -298,7 +300,7 @@ static bool reads_buffer_of(tt_shlo_fn_t* f, tt_val_t x, tt_val_t u) {
     alias[na++] = v;
     if (v < lo) lo = v;
     value_t* p = VAL(f, v);
-    if (!p->bitcast || p->nopnd < 1) break;
+    if (p->producer != PRODUCER_BITCAST || p->nopnd < 1) break;
     v = f->opnds[p->opnd_at];
   }
   if (f->capmark < f->nvals) {
@@ -355,7 +357,7 @@ static tt_val_t write_by_select(tt_shlo_fn_t* f, const tt_val_t* operands, int n
 }
 
 /* Records the operands of the op that made outs[0..nres). */
-static void record_operands(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+static void record_operands(tt_shlo_fn_t* f, const tt_val_t* operands, int n,
                             const tt_val_t* outs, int nres) {
   if (f->nopnds + n > f->capopnds) {
     int cap = f->capopnds ? 2 * f->capopnds : 1024;
@@ -370,13 +372,11 @@ static void record_operands(tt_shlo_fn_t* f, const char* name, const tt_val_t* o
   }
   int at = f->nopnds;
   for (int i = 0; i < n; i++) f->opnds[f->nopnds++] = operands[i];
-  bool bc = n >= 1 && bitcast_op(name);
   for (int i = 0; i < nres; i++) {
     if (outs[i] == TT_SHLO_INVALID) continue;
     value_t* v = VAL(f, outs[i]);
     v->opnd_at = at;
     v->nopnd = n;
-    v->bitcast = bc;
   }
 }
 
@@ -430,7 +430,7 @@ void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operand
     outs[i] = new_value(f, &results[i], vn);
     if (nres == 1 && outs[i] != TT_SHLO_INVALID) VAL(f, outs[i])->producer = (unsigned char)producer_of(name);
   }
-  record_operands(f, name, operands, n, outs, nres);
+  record_operands(f, operands, n, outs, nres);
   if (b->oom) tt_shlo_fail(f, "out of memory");
 }
 
