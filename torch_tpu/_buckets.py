@@ -22,13 +22,20 @@ ones. `plan` proves it for a graph, or says why not, by following each dim's
   from the caller's unpadded tensor);
 - anything else refuses (one program per size, still exact).
 
-Outputs are narrowed back to the true sizes; where only size-1 dims precede
-the narrowed ones (a batch of one) they get eager's contiguous strides, else
-they keep the padded strides (same values).
+Outputs come back at their true sizes with eager's sizes, strides and
+offsets (from their fake values' expressions): where the true elements of
+their storage (the tensor they view, laid out densely by eager) are a prefix
+of the padded buffer (a batch of one) by a restride, free; otherwise the
+program itself compacts that storage (`_compact`: a gather indexed by the
+true sizes, which reach the program as host values, so one program still
+serves every size of its bucket). Outputs viewing one storage still alias.
+An output whose storage eager does not lay out densely from its start is
+narrowed, keeping the padded strides.
 
 Training graphs are not bucketed: a padded position's gradient could reach a
 parameter's.
 """
+import copy
 import math
 import operator
 
@@ -61,47 +68,177 @@ def bucket(n):
 class Plan:
     """How to bucket one graph: `pads` (input index, dim, symbol) of the tensor
     inputs, `sizes` (input index, symbol) of the int inputs, `narrows`
-    (output index, dim, symbol) of the outputs."""
+    (output index, dim, symbol) of the outputs, `layouts` (output index:
+    _Layout) of the narrowed outputs whose storage eager lays out densely:
+    they get eager's sizes, strides and offsets. The program compacts those
+    storages whose true elements are not a prefix of the padded buffer
+    (`compacting`), over the true sizes of `compact_syms`."""
 
-    def __init__(self, pads, sizes, narrows):
+    def __init__(self, pads, sizes, narrows, layouts=None):
         self.pads, self.sizes, self.narrows = pads, sizes, narrows
+        self.layouts = layouts or {}
+        self.compact_syms = sorted({d for lay in self.layouts.values() if lay.compact
+                                    for d in lay.root_dims if not isinstance(d, int)}, key=str)
 
     def pad(self, args):
-        """args with each dynamic size in its bucket, and the sizes given."""
+        """args with each dynamic size in its bucket, and the sizes given (the
+        compacting graph's true sizes last, as CPU 0-dim tensors)."""
         true = {sym: args[i] for i, sym in self.sizes}
         out = list(args)
         for i, sym in self.sizes:
             out[i] = bucket(true[sym])
         for i, d, sym in self.pads:
             out[i] = _pad(out[i], d, bucket(true[sym]))
+        out += [torch.tensor(true[sym], dtype=torch.int64) for sym in self.compact_syms]
         return out, true
 
     def narrow(self, outs, true):
-        outs = list(outs)
-        narrowed = {}
+        """The outputs at their true sizes, laid out as eager lays them out
+        (else, where eager's layout has gaps, with the padded buffer's
+        strides)."""
+        outs, done = list(outs), set()
+        padded = None
+        for i, lay in self.layouts.items():
+            t = outs[i]
+            if not lay.compact:  # the true elements lead the padded buffer, if it is eager's layout
+                padded = padded or {sym: bucket(n) for sym, n in true.items()}
+                if (list(t.shape), list(t.stride()), t.storage_offset()) != lay.at(padded):
+                    continue
+            outs[i] = t.as_strided(*lay.at(true))
+            done.add(i)
         for i, d, sym in self.narrows:
-            if outs[i].shape[d] != true[sym]:
-                narrowed.setdefault(i, outs[i].is_contiguous())
+            if i not in done and outs[i].shape[d] != true[sym]:
                 outs[i] = outs[i].narrow(d, 0, true[sym])
-        for i, was_contiguous in narrowed.items():
-            if was_contiguous:
-                outs[i] = _restride(outs[i])
         return outs
 
+    def compacting(self, gm):
+        """gm, or a copy of it whose outputs with compacted storages are the
+        flat `_compact`ed storage (their base), taking the true sizes of
+        `compact_syms` as CPU 0-dim int64 inputs (last)."""
+        if not self.compact_syms:
+            return gm
+        gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+        g = gm.graph
+        by_name = {n.name: n for n in g.nodes}
+        last = [n for n in g.nodes if n.op == "placeholder"][-1]
+        trues = []
+        with g.inserting_after(last):
+            for sym in reversed(self.compact_syms):
+                p = g.placeholder(f"true_{sym}")
+                p.meta["val"] = torch.empty((), dtype=torch.int64)
+                trues.insert(0, p)
+        index = {sym: k for k, sym in enumerate(self.compact_syms)}
+        out_node = next(n for n in g.nodes if n.op == "output")
+        outs, done = list(out_node.args[0]), {}
+        with g.inserting_before(out_node):
+            for i, lay in self.layouts.items():
+                if not lay.compact:
+                    continue
+                if lay.root not in done:
+                    spec = tuple(-1 if isinstance(d, int) else index[d] for d in lay.root_dims)
+                    done[lay.root] = g.call_function(_compact, (by_name[lay.root], lay.order, spec, *trues))
+                outs[i] = done[lay.root]
+        out_node.args = (type(out_node.args[0])(outs),)
+        gm.recompile()
+        return gm
 
-def _restride(t):
-    """A narrowed output with the strides eager gives it (contiguous) where its
-    elements already lie that way: every dim of more than one element keeps
-    its stride (the dims in front of the narrowed one have size 1, as in a
-    batch of one). Otherwise the padded strides stay (the values are the same;
-    a `view` that needs contiguity raises where CPU's would not: use
-    `reshape`, or no dynamic sizes)."""
-    want = make_contiguous_strides_for(t.shape)
-    if t.stride() == want:
-        return t
-    if all(n <= 1 or s == w for n, s, w in zip(t.shape, t.stride(), want)):
-        return t.as_strided(t.shape, want, t.storage_offset())
-    return t
+
+class _Layout:
+    """A narrowed output whose storage (the tensor `root` it views, named)
+    eager lays out densely: the output's eager `sizes`, `strides` and
+    `offset` as expressions of the dynamic sizes; the root's `root_dims` (a
+    static size or a symbol per dim) and `order` (its dims outer to inner in
+    memory, size-1 dims first); `compact`: whether a dim outside a dynamic
+    one in that order may hold more than one element (then the true elements
+    are not a prefix of the padded buffer: the program compacts the root)."""
+
+    def __init__(self, v, root, root_dims, order, compact):
+        self.sizes = [_expr(x) for x in v.shape]
+        self.strides = [_expr(x) for x in v.stride()]
+        self.offset = _expr(v.storage_offset())
+        self.root, self.root_dims, self.order, self.compact = root, root_dims, order, compact
+        self._at = {}
+
+    def at(self, sizes):
+        """[sizes], [strides], offset of the output at these dynamic sizes
+        (symbol: int), as eager's."""
+        key = tuple(sorted((str(k), v) for k, v in sizes.items()))
+        got = self._at.get(key)
+        if got is None:
+            ev = [e if isinstance(e, int) else int(e.xreplace(sizes)) for e in
+                  self.sizes + self.strides + [self.offset]]
+            n = len(self.sizes)
+            got = self._at[key] = (ev[:n], ev[n:2 * n], ev[2 * n])
+            if len(self._at) > 256:
+                self._at.pop(next(iter(self._at)))
+        return got
+
+
+def _root(n):
+    """The node whose storage n views (n itself if it is not a view)."""
+    while n.op == "call_function":
+        schema = getattr(n.target, "_schema", None)
+        if schema is None or not schema.returns or schema.returns[0].alias_info is None \
+                or not isinstance(n.args[0], torch.fx.Node):
+            break
+        n = n.args[0]
+    return n
+
+
+def _layout(o, state, syms):
+    """The _Layout of the narrowed output node o, or None where its storage is
+    not one eager lays out densely from offset 0, in dims of one size each."""
+    from torch.fx.experimental.symbolic_shapes import optimization_hint as hint
+
+    r = _root(o)
+    v, rv, dims = o.meta.get("val"), r.meta.get("val"), state.get(r)
+    if not isinstance(v, torch.Tensor) or not isinstance(rv, torch.Tensor) or not isinstance(dims, list) \
+            or len(dims) != rv.dim() or any(_dyn(fs, syms) and len(fs) != 1 for fs in dims):
+        return None
+    try:
+        if hint(rv.storage_offset()) != 0:
+            return None
+        sizes = [hint(x) for x in rv.shape]
+        strides = [hint(x) for x in rv.stride()]
+    except Exception:  # noqa: BLE001
+        return None
+    big = sorted((d for d in range(len(sizes)) if sizes[d] != 1), key=lambda d: -strides[d])
+    step = 1
+    for d in reversed(big):
+        if strides[d] != step:
+            return None
+        step *= sizes[d]
+    order = tuple([d for d in range(len(sizes)) if sizes[d] == 1] + big)
+    dyn = [k for k, d in enumerate(order) if _dyn(dims[d], syms)]
+    if not dyn:
+        return None
+    compact = any(_dyn(dims[d], syms) or _prod(dims[d]) != 1 for d in order[:dyn[-1]])
+    root_dims = [dims[d][0] if _dyn(dims[d], syms) else int(_prod(dims[d])) for d in range(len(dims))]
+    return _Layout(v, r.name, root_dims, order, compact)
+
+
+def _compact(x, order, spec, *trues):
+    """The bucket-sized output x as a flat tensor of its size whose first
+    elements are x's true part (x[:t0, :t1, ...]) in the memory order `order`
+    (outer to inner). spec: per dim, -1 (a static size) or the index in trues
+    of its true size (CPU 0-dim tensors: host values of the program, so that
+    one program serves every size of the bucket). Device ops only: a gather
+    from x at indices computed from the true sizes."""
+    x = x.permute(order)
+    spec = [spec[d] for d in order]
+    flat = x.reshape(-1)
+    rem = torch.arange(flat.numel(), device=x.device)
+    src, stride = None, 1
+    for d in reversed(range(x.dim())):
+        size = x.shape[d] if spec[d] < 0 else trues[spec[d]]
+        if not isinstance(size, int) or size != 1:
+            term = torch.remainder(rem, size) * stride
+            rem = torch.div(rem, size, rounding_mode="floor")
+            src = term if src is None else src + term
+        stride *= x.shape[d]
+    if src is None:
+        return flat
+    return flat[torch.where(rem == 0, src, 0)]  # past the true elements: any index in range
 
 
 # Inputs up to this size are padded on the host (a copy there and back, no
@@ -205,7 +342,7 @@ def plan(gm):
         why = _follow(n, state, syms)
         if why:
             return f"{n.format_node()}: {why}"
-    narrows = []
+    narrows, layouts = [], {}
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     for i, o in enumerate(out_node.args[0]):
         if not isinstance(o, torch.fx.Node):
@@ -216,12 +353,18 @@ def plan(gm):
             # AOTAutograd remakes such an output as a view of the caller's
             # (unpadded) input with the padded run's sizes and strides
             return f"output {i} is a view of an input"
-        for d, fs in enumerate(state.get(o, ())):
+        dims = state.get(o, ())
+        mine = []
+        for d, fs in enumerate(dims):
             if _dyn(fs, syms):
                 if len(fs) != 1:
                     return f"output {i} has a dim made of several sizes"
-                narrows.append((i, d, fs[0]))
-    return Plan(pads, sizes, narrows)
+                mine.append((i, d, fs[0]))
+        narrows += mine
+        lay = _layout(o, state, syms) if mine else None
+        if lay is not None:
+            layouts[i] = lay
+    return Plan(pads, sizes, narrows, layouts)
 
 
 def _aliases_input(n):

@@ -256,10 +256,6 @@ class CompiledGraph:
         self._boxed_call = True  # an instance attribute: wrappers copy __dict__
         self.gm = self.original = gm
         self.kind = kind
-        moved = _scalar_math_to_device(gm, _graph_device(gm))
-        if moved is not None:
-            self.gm = moved[0]
-        self.host = _HostPart(self.gm, moved[1] if moved else frozenset())
         # dynamic sizes (ints among the inputs): one capture per set of values
         self.int_pos = [i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
                         if isinstance(n.meta.get("val"), (int, torch.SymInt))]
@@ -267,6 +263,12 @@ class CompiledGraph:
         # inference graphs with dynamic sizes: run each size in its bucket (_buckets.py)
         self.bucket = _buckets.plan(gm) if self.int_pos and kind == "inference" else "not an inference graph" \
             if self.int_pos else None
+        moved = _scalar_math_to_device(gm, _graph_device(gm))
+        if moved is not None:
+            self.gm = moved[0]
+        elif isinstance(self.bucket, _buckets.Plan):  # (a bucketed graph writes nothing: nothing moved)
+            self.gm = self.original = self.bucket.compacting(gm)
+        self.host = _HostPart(self.gm, moved[1] if moved else frozenset())
         self.refused = None  # why the last recording could not be captured
         self.recordings = 0
         self.replays = 0
