@@ -104,6 +104,46 @@ def test_native_batch_norm_ops():
     torch.testing.assert_close(got[0].cpu(), want[0])
 
 
+_BN_VARIANTS = {
+    "native_batch_norm": lambda A, x, w, b, rm, rv, tr: A.native_batch_norm(x, w, b, rm, rv, tr, 0.1, 1e-5),
+    "legit": lambda A, x, w, b, rm, rv, tr: A._native_batch_norm_legit(x, w, b, rm, rv, tr, 0.1, 1e-5),
+    "legit_no_stats": lambda A, x, w, b, rm, rv, tr: A._native_batch_norm_legit(x, w, b, tr, 0.1, 1e-5),
+    "legit_functional": lambda A, x, w, b, rm, rv, tr: A._native_batch_norm_legit_functional(
+        x, w, b, rm, rv, tr, 0.1, 1e-5),
+    "legit_no_training": lambda A, x, w, b, rm, rv, tr: A._native_batch_norm_legit_no_training(
+        x, w, b, rm, rv, 0.1, 1e-5),
+    "with_update": lambda A, x, w, b, rm, rv, tr: A._batch_norm_with_update(x, w, b, rm, rv, 0.1, 1e-5),
+    "no_update": lambda A, x, w, b, rm, rv, tr: A._batch_norm_no_update(x, w, b, rm, rv, 0.1, 1e-5),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("variant", sorted(_BN_VARIANTS))
+def test_batch_norm_variants_return_cpu_metadata(variant, training, dtype):
+    """Every batch-norm ATen variant, training or not: each output (saved
+    statistics: empty in eval on CPU, in the input's dtype for half types;
+    the functional variant's new running stats) has CPU's shape, dtype and
+    strides, and its values. (torch.compile gives AOTAutograd's
+    _native_batch_norm_legit_functional in eval mode: found by the OpInfo
+    sweep under torch.compile.)"""
+    A = torch.ops.aten
+    fn = _BN_VARIANTS[variant]
+    x, w, b = make((4, 3, 5), dtype), make((3,), dtype, seed=1), make((3,), dtype, seed=2)
+    rm, rv = make((3,), dtype, seed=3), make((3,), dtype, low=0.5, high=2, seed=4)
+    if variant == "legit_no_stats" and not training:  # (CPU's kernel crashes on this)
+        with pytest.raises((RuntimeError, AssertionError), match="must not be None in eval mode"):
+            fn(A, x.to(dev), w.to(dev), b.to(dev), None, None, training)
+        return
+    want = fn(A, x, w, b, rm.clone(), rv.clone(), training)
+    got = fn(A, *(t.to(dev) for t in (x, w, b, rm.clone(), rv.clone())), training)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    assert len(got) == len(want)
+    for g, c in zip(got, want):
+        assert (g.shape, g.dtype, g.stride()) == (c.shape, c.dtype, c.stride()), (g.shape, c.shape, g.dtype, c.dtype)
+        torch.testing.assert_close(g.cpu(), c, **tol)
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("groups,affine", [(1, True), (2, True), (4, False)])
 def test_group_norm(dtype, groups, affine):

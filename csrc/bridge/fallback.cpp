@@ -284,6 +284,7 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
   }
   bool ln = name == "aten::native_layer_norm";
   bool bn = name == "aten::native_batch_norm" || name == "aten::_native_batch_norm_legit" ||
+            name == "aten::_native_batch_norm_legit_functional" ||
             name == "aten::_native_batch_norm_legit_no_training" ||
             name == "aten::_batch_norm_with_update" || name == "aten::_batch_norm_no_update";
   if ((!bn && !ln) || r.rets.size() < 3 || args.empty() || !args[0].isTensor()) return;
@@ -304,6 +305,15 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
   };
   for (size_t k = 1; k < 3; k++)
     for (auto& tm : r.rets[k].second) fix(tm);
+  // _native_batch_norm_legit_functional's new running stats: in the running
+  // stats' dtype on CPU (the meta kernel says float32 for half inputs)
+  if (name == "aten::_native_batch_norm_legit_functional" && r.rets.size() >= 5)
+    for (size_t k = 3; k < 5; k++) {
+      const c10::IValue& src = args.size() > k ? args[k] : c10::IValue();
+      if (!src.isTensor()) continue;
+      for (auto& tm : r.rets[k].second)
+        if (tm.defined) tm.dtype = src.toTensor().scalar_type();
+    }
   // out= overloads: the saved statistics are the arguments save_mean / save_invstd
   for (const char* a : {"save_mean", "save_invstd"}) {
     auto i = schema.argumentIndexWithName(a);
@@ -486,7 +496,9 @@ struct Marshal {
     if (v.isScalar() && k == c10::TypeKind::NumberType) return scalar(v.toScalar());
     if (v.isTensorList() || (v.isList() && list_elem_kind(schema_arg.type()) == c10::TypeKind::TensorType)) {
       auto& vec = add(lists);
-      for (const c10::IValue& e : v.toList()) vec.push_back(e.isTensor() ? tensor(e.toTensor()) : tensor(at::Tensor()));
+      const auto list = v.toList();
+      vec.reserve(list.size());  // (a _foreach op's lists hold every parameter)
+      for (const c10::IValue& e : list) vec.push_back(e.isTensor() ? tensor(e.toTensor()) : tensor(at::Tensor()));
       a.kind = TT_ARG_TENSORS;
       a.list = vec.data();
       a.n = (int)vec.size();
@@ -495,7 +507,9 @@ struct Marshal {
     if (v.isList() && (list_elem_kind(schema_arg.type()) == c10::TypeKind::NumberType ||
                        list_elem_kind(schema_arg.type()) == c10::TypeKind::FloatType)) {
       auto& vec = add(lists);
-      for (const c10::IValue& e : v.toList()) vec.push_back(scalar(e.toScalar()));
+      const auto list = v.toList();
+      vec.reserve(list.size());
+      for (const c10::IValue& e : list) vec.push_back(scalar(e.toScalar()));
       a.kind = TT_ARG_SCALARS;
       a.list = vec.data();
       a.n = (int)vec.size();

@@ -16,6 +16,7 @@ Statuses, per (op, dtype, variant):
   crash          the process died in this op (recorded by the runner, run.py)
 """
 import contextlib
+import os
 import re
 import signal
 import time
@@ -45,7 +46,9 @@ BWD_DTYPES = ("float32", "complex64")
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 
 # Samples compared per variant in the full sweep (the first N the OpInfo makes).
-MAX_SAMPLES = {"fwd_float32": 12, "fwd": 4, "bwd": 6, "inplace": 4, "out": 3}
+MAX_SAMPLES = {"fwd_float32": 12, "fwd": 4, "bwd": 6, "inplace": 4, "out": 3, "compiled": 3}
+# `run.py --compiled`: each OpInfo's float32 forward under torch.compile(backend="tpu")
+COMPILED = os.environ.get("TT_OPINFO_COMPILED") == "1"
 VARIANT_TIMEOUT_S = 90
 
 _MISSING_RE = re.compile(r"(aten::[\w.]+) is not supported on the tpu device")
@@ -229,21 +232,38 @@ def _processed(sample, x):
         return x
 
 
-def _run_forward(op, sample, fn, tol, kind):
+def _compiled(fn):
+    """fn under torch.compile(backend="tpu", fullgraph=True), traced afresh
+    for every call (dynamo's per-code cache would fall back to eager after a
+    few shapes)."""
+    def run(*args, **kwargs):
+        torch._dynamo.reset()
+
+        def call(*a, **k):
+            return fn(*a, **k)
+
+        return torch.compile(call, backend="tpu", fullgraph=True)(*args, **kwargs)
+
+    return run
+
+
+def _run_forward(op, sample, fn, tol, kind, tpu_fn=None):
     """One sample of a fwd / inplace / out variant: 'pass', 'ties' (passed up to
     the order among equal values, special.TIE_INDEX_OPS), 'cpu-fail', 'no-tpu',
-    or raises Mismatch / the tpu exception. Returns (status, meta_only)."""
+    or raises Mismatch / the tpu exception. Returns (status, meta_only).
+    tpu_fn: what runs on the tpu instead of fn (the compiled variant)."""
     shape_of = []  # out=: the functional result, whose structure the out tensors copy
     keep = special.keep_on_cpu(op.name, sample)
 
     def call(to_tpu, seed):
         inp, args, kwargs, m = move(sample, to_tpu, keep=keep)
+        fn_ = tpu_fn if to_tpu and tpu_fn is not None else fn
         if kind == "out":
             out = _alloc_like(shape_of[0], TPU if to_tpu else None)
             ret = _seeded(seed, fn, inp, *args, out=out, **kwargs)
             # the sample's normalization (e.g. eigenvector signs) as for fwd
             return (_processed(sample, ret), _processed(sample, out)), inp, m
-        ret = _seeded(seed, fn, inp, *args, **kwargs)
+        ret = _seeded(seed, fn_, inp, *args, **kwargs)
         if kind == "inplace":
             return (ret, inp), inp, m
         return sample.output_process_fn_grad(ret), inp, m
@@ -368,8 +388,9 @@ def run_variant(op, dtype_name, variant, max_samples=None, timeout=VARIANT_TIMEO
     try:
         with _Alarm(timeout):
             samples = get_samples(op, dtype, variant == "bwd", max_samples)
-            fn = {"fwd": op.op, "bwd": op.op, "out": op.op,
+            fn = {"fwd": op.op, "bwd": op.op, "out": op.op, "compiled": op.op,
                   "inplace": op.inplace_variant}[variant]
+            tpu_fn = _compiled(op.op) if variant == "compiled" else None
             for i, s in enumerate(samples):
                 if variant == "inplace" and s.broadcasts_input:
                     continue
@@ -377,7 +398,7 @@ def run_variant(op, dtype_name, variant, max_samples=None, timeout=VARIANT_TIMEO
                     if variant == "bwd":
                         st, meta = _run_backward(op, s, tol)
                     else:
-                        st, meta = _run_forward(op, s, fn, tol, variant)
+                        st, meta = _run_forward(op, s, fn, tol, "fwd" if tpu_fn else variant, tpu_fn)
                 except Mismatch as e:
                     rec["samples"] += 1
                     v = _verdict(e)
@@ -437,6 +458,8 @@ def variants_of(op, dtype_names=tuple(DTYPES)):
         supported = op.supported_dtypes("cpu")
     except Exception:  # noqa: BLE001
         return []
+    if COMPILED:
+        return [("float32", "compiled")] if torch.float32 in supported and "float32" in dtype_names else []
     out = [(d, "fwd") for d in dtype_names if DTYPES[d] in supported]
     for d in BWD_DTYPES:
         if d not in dtype_names or DTYPES[d] not in supported:

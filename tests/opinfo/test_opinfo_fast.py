@@ -50,6 +50,11 @@ COMPLEX64_FORWARD = ["add", "mul", "div.no_rounding_mode", "exp", "log", "sqrt",
                      "abs", "eq", "sum", "mean", "mm", "linalg.vector_norm"]
 COMPLEX64_BACKWARD = ["mul", "exp", "sum", "tanh"]
 
+# float32 forward under torch.compile(backend="tpu") (the full list: run.py --compiled)
+COMPILED_FORWARD = ["add", "mul", "where", "sum", "var", "cumsum", "softmax", "matmul", "index_select",
+                    "scatter_add", "sort", "nn.functional.layer_norm", "_native_batch_norm_legit",
+                    "nn.functional.conv2d", "nn.functional.embedding", "linalg.solve", "transpose"]
+
 SAMPLES = 3
 
 _OPS = {harness.op_key(op): op for op in harness.load_op_db()}
@@ -88,6 +93,14 @@ def test_backward_complex64(name):
     _check(name, "bwd", "complex64")
 
 
+@pytest.mark.parametrize("name", COMPILED_FORWARD)
+def test_compiled_forward_float32(name):
+    from torch_tpu import _compile
+    _compile._graphs.clear()
+    _check(name, "compiled")
+    assert _compile._graphs, "no graph went through the tpu backend"
+
+
 # ---- the harness itself: it must see wrong answers, missing ops, CPU failures ----
 
 def _fake(fn):
@@ -101,6 +114,12 @@ def test_harness_reports_a_wrong_answer():
                               "float32", "fwd", max_samples=1)
     assert rec["status"] == "fail" and rec["mismatch"]["verdict"] == "wrong"
     assert rec["mismatch"]["max_abs"] == pytest.approx(1.0)
+
+
+def test_harness_reports_a_wrong_answer_under_compile():
+    rec = harness.run_variant(_fake(lambda x: x + 1 if x.device.type == "tpu" else x),
+                              "float32", "compiled", max_samples=1)
+    assert rec["status"] == "fail" and rec["mismatch"]["verdict"] == "wrong"
 
 
 def test_harness_reports_a_missing_op():
