@@ -448,3 +448,34 @@ def test_complex_backward_ops(fn):
     """tanh / sigmoid backward (conjugate derivatives), the pad / unfold /
     index backward ops and a norm's gradient through complex intermediates."""
     check_grad(fn, make((5,)))
+
+
+@pytest.mark.parametrize("case", ["same", "real_src", "complex_to_real", "broadcast"])
+def test_functional_copy_of_complex(case):
+    """aten::copy (the functional copy_ of torch.compile's graphs) on complex
+    tensors: src converted to self's dtype (complex to real keeps the real
+    part, as CPU does, with its warning) and broadcast to its shape."""
+    z, z2, r = cmake((3, 4)), cmake((3, 4), seed=5), make((3, 4), seed=6)
+    a, b = {"same": (z, z2), "real_src": (z, r), "complex_to_real": (r, z), "broadcast": (z, z2[0])}[case]
+    want = torch.ops.aten.copy(a, b)
+    got = torch.ops.aten.copy(a.to(dev), b.to(dev))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.view_as_real(torch.fft.rfft(x)),
+    lambda x: torch.view_as_real(torch.fft.rfft2(x.view(2, 4))),
+    lambda x: torch.view_as_real(torch.fft.ihfft(x).resolve_conj()),
+], ids=["rfft", "rfft2", "ihfft"])
+def test_compiled_fft_backward(fn):
+    """The backward graphs of real-to-complex FFTs under torch.compile copy a
+    complex gradient into a zero-padded buffer (aten::copy): found by the
+    OpInfo sweep under torch.compile."""
+    x = make((8,))
+    xc, xd = x.clone().requires_grad_(), x.to(dev).requires_grad_()
+    w = make(tuple(fn(x).shape), seed=3)
+    (fn(xc) * w).sum().backward()
+    torch._dynamo.reset()
+    (torch.compile(fn, backend="tpu", fullgraph=True)(xd) * w.to(dev)).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)

@@ -46,8 +46,8 @@ BWD_DTYPES = ("float32", "complex64")
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 
 # Samples compared per variant in the full sweep (the first N the OpInfo makes).
-MAX_SAMPLES = {"fwd_float32": 12, "fwd": 4, "bwd": 6, "inplace": 4, "out": 3, "compiled": 3}
-# `run.py --compiled`: each OpInfo's float32 forward under torch.compile(backend="tpu")
+MAX_SAMPLES = {"fwd_float32": 12, "fwd": 4, "bwd": 6, "inplace": 4, "out": 3, "compiled": 3, "compiled_bwd": 3}
+# `run.py --compiled`: each OpInfo's float32 forward and backward under torch.compile(backend="tpu")
 COMPILED = os.environ.get("TT_OPINFO_COMPILED") == "1"
 VARIANT_TIMEOUT_S = 90
 
@@ -308,16 +308,18 @@ def _alloc_like(x, device):
     return x
 
 
-def _run_backward(op, sample, tol):
+def _run_backward(op, sample, tol, tpu_fn=None):
     """One float32 sample: gradients of sum_i (out_i * w_i).sum() w.r.t. the
-    inputs that require grad (w_i: fixed random CPU tensors)."""
+    inputs that require grad (w_i: fixed random CPU tensors). tpu_fn: what
+    runs on the tpu instead of op.op (the compiled variant)."""
 
     def run(to_tpu, seed):
         inp, args, kwargs, m = move(sample, to_tpu, grad=True,
                                     keep=special.keep_on_cpu(op.name, sample))
         leaves = [t for t in flatten([inp, list(args), kwargs])
                   if isinstance(t, torch.Tensor) and t.requires_grad]
-        out = sample.output_process_fn_grad(_seeded(seed, op.op, inp, *args, **kwargs))
+        fn = tpu_fn if to_tpu and tpu_fn is not None else op.op
+        out = sample.output_process_fn_grad(_seeded(seed, fn, inp, *args, **kwargs))
         # complex outputs (fft, ...) enter the loss through their real view
         outs = [torch.view_as_real(o.resolve_conj()) if o.is_complex() else o for o in flatten(out)
                 if isinstance(o, torch.Tensor) and o.requires_grad
@@ -387,16 +389,16 @@ def run_variant(op, dtype_name, variant, max_samples=None, timeout=VARIANT_TIMEO
     t0 = time.perf_counter()
     try:
         with _Alarm(timeout):
-            samples = get_samples(op, dtype, variant == "bwd", max_samples)
-            fn = {"fwd": op.op, "bwd": op.op, "out": op.op, "compiled": op.op,
+            samples = get_samples(op, dtype, variant in ("bwd", "compiled_bwd"), max_samples)
+            fn = {"fwd": op.op, "bwd": op.op, "out": op.op, "compiled": op.op, "compiled_bwd": op.op,
                   "inplace": op.inplace_variant}[variant]
-            tpu_fn = _compiled(op.op) if variant == "compiled" else None
+            tpu_fn = _compiled(op.op) if variant.startswith("compiled") else None
             for i, s in enumerate(samples):
                 if variant == "inplace" and s.broadcasts_input:
                     continue
                 try:
-                    if variant == "bwd":
-                        st, meta = _run_backward(op, s, tol)
+                    if variant in ("bwd", "compiled_bwd"):
+                        st, meta = _run_backward(op, s, tol, tpu_fn)
                     else:
                         st, meta = _run_forward(op, s, fn, tol, "fwd" if tpu_fn else variant, tpu_fn)
                 except Mismatch as e:
@@ -458,8 +460,6 @@ def variants_of(op, dtype_names=tuple(DTYPES)):
         supported = op.supported_dtypes("cpu")
     except Exception:  # noqa: BLE001
         return []
-    if COMPILED:
-        return [("float32", "compiled")] if torch.float32 in supported and "float32" in dtype_names else []
     out = [(d, "fwd") for d in dtype_names if DTYPES[d] in supported]
     for d in BWD_DTYPES:
         if d not in dtype_names or DTYPES[d] not in supported:
@@ -470,6 +470,8 @@ def variants_of(op, dtype_names=tuple(DTYPES)):
             bwd_ok = False
         if bwd_ok:
             out.append((d, "bwd"))
+    if COMPILED:
+        return [("float32", "compiled" if v == "fwd" else "compiled_bwd") for d, v in out if d == "float32"]
     if torch.float32 in supported and "float32" in dtype_names:
         if op.inplace_variant is not None:
             out.append(("float32", "inplace"))

@@ -5,7 +5,7 @@
     python -m tests.opinfo.run --full --dtypes complex64   # every OpInfo, complex64 only
     python -m tests.opinfo.run --report-only     # regenerate the markdown from report.json
     python -m tests.opinfo.run --full --compiled --out build/opinfo/compiled.json
-                                                 # float32 forward under torch.compile
+                                                 # float32 forward and backward under torch.compile
 
 The sweep runs in worker subprocesses (--jobs in parallel), each over a chunk
 of OpInfos; a worker writes a line before and after every (op, dtype, variant)
@@ -202,7 +202,7 @@ def sweep(op_names, jobs, hang_s, out_path, write_docs, dtypes=None):
     import torch
     from . import harness, tolerances
     order = {k: i for i, (k, _, _) in enumerate(items)}
-    vorder = {"fwd": 0, "bwd": 1, "inplace": 2, "out": 3, "compiled": 4}
+    vorder = {"fwd": 0, "bwd": 1, "inplace": 2, "out": 3, "compiled": 4, "compiled_bwd": 5}
     dorder = {d: i for i, d in enumerate(harness.DTYPES)}
     results.sort(key=lambda r: (order.get(r["op"], 1 << 30), vorder[r["variant"]],
                                 dorder[r["dtype"]]))
@@ -266,8 +266,8 @@ def main(argv=None):
     ap.add_argument("--report-only", action="store_true",
                     help="regenerate docs/op_coverage.md and summary.md from the report")
     ap.add_argument("--compiled", action="store_true",
-                    help="each OpInfo's float32 forward under torch.compile(backend='tpu') against "
-                    "CPU eager (report to --out; the docs are not rewritten)")
+                    help="each OpInfo's float32 forward and backward under torch.compile(backend='tpu') "
+                    "against CPU eager (report to --out; the docs are not rewritten)")
     ap.add_argument("--worker", nargs=2, metavar=("TASKS", "RESULTS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:

@@ -50,10 +50,12 @@ COMPLEX64_FORWARD = ["add", "mul", "div.no_rounding_mode", "exp", "log", "sqrt",
                      "abs", "eq", "sum", "mean", "mm", "linalg.vector_norm"]
 COMPLEX64_BACKWARD = ["mul", "exp", "sum", "tanh"]
 
-# float32 forward under torch.compile(backend="tpu") (the full list: run.py --compiled)
+# float32 forward and backward under torch.compile(backend="tpu") (every OpInfo: run.py --compiled)
 COMPILED_FORWARD = ["add", "mul", "where", "sum", "var", "cumsum", "softmax", "matmul", "index_select",
                     "scatter_add", "sort", "nn.functional.layer_norm", "_native_batch_norm_legit",
                     "nn.functional.conv2d", "nn.functional.embedding", "linalg.solve", "transpose"]
+COMPILED_BACKWARD = ["mul", "softmax", "nn.functional.layer_norm", "index_select", "cumsum", "matmul",
+                     "fft.rfft", "nn.functional.conv2d"]
 
 SAMPLES = 3
 
@@ -99,6 +101,14 @@ def test_compiled_forward_float32(name):
     _compile._graphs.clear()
     _check(name, "compiled")
     assert _compile._graphs, "no graph went through the tpu backend"
+
+
+@pytest.mark.parametrize("name", COMPILED_BACKWARD)
+def test_compiled_backward_float32(name):
+    from torch_tpu import _compile
+    _compile._graphs.clear()
+    _check(name, "compiled_bwd")
+    assert any(g["kind"] == "backward" for g in _compile.compiled_graphs()), "no backward graph was compiled"
 
 
 # ---- the harness itself: it must see wrong answers, missing ops, CPU failures ----

@@ -13,7 +13,8 @@
 static const char* const k_complex_ops[] = {
     /* runtime copies, creation, data movement, index / scatter / pad ops (values only move
      * or add in the tensor's dtype) */
-    "tt::copy", "aten::_to_copy", "aten::clone", "aten::fill", "aten::fill_",
+    "tt::copy", "aten::copy", "aten::copy_", /* (functional graphs: torch.compile) */
+    "aten::_to_copy", "aten::clone", "aten::fill", "aten::fill_",
     "aten::zero", "aten::zero_", "aten::cat", "aten::stack", "aten::index_select",
     "aten::flip", "aten::roll", "aten::repeat", "aten::where", "aten::constant_pad_nd",
     "aten::index", "aten::gather", "aten::slice_scatter", "aten::select_scatter", "aten::tril",
