@@ -470,8 +470,9 @@ def variants_of(op, dtype_names=tuple(DTYPES)):
             bwd_ok = False
         if bwd_ok:
             out.append((d, "bwd"))
-    if COMPILED:
-        return [("float32", "compiled" if v == "fwd" else "compiled_bwd") for d, v in out if d == "float32"]
+    if COMPILED:  # forward in each dtype swept, backward in float32
+        return [(d, "compiled" if v == "fwd" else "compiled_bwd") for d, v in out
+                if v == "fwd" or d == "float32"]
     if torch.float32 in supported and "float32" in dtype_names:
         if op.inplace_variant is not None:
             out.append(("float32", "inplace"))
