@@ -175,13 +175,16 @@ class _Layout:
 
 
 def _root(n):
-    """The node whose storage n views (n itself if it is not a view)."""
+    """The node whose storage n views (n itself if it is not a view): through
+    ops whose schema returns an alias of their first argument, and items of
+    such ops' lists (split)."""
     while n.op == "call_function":
-        schema = getattr(n.target, "_schema", None)
+        m = n.args[0] if n.target is operator.getitem else n
+        schema = getattr(m.target, "_schema", None) if isinstance(m, torch.fx.Node) else None
         if schema is None or not schema.returns or schema.returns[0].alias_info is None \
-                or not isinstance(n.args[0], torch.fx.Node):
+                or not isinstance(m.args[0], torch.fx.Node):
             break
-        n = n.args[0]
+        n = m.args[0]
     return n
 
 
@@ -368,23 +371,8 @@ def plan(gm):
 
 
 def _aliases_input(n):
-    """Whether n is a graph input or a view of one (through ops whose schema
-    returns an alias of their first argument)."""
-    seen = set()
-    while isinstance(n, torch.fx.Node) and n not in seen:
-        seen.add(n)
-        if n.op == "placeholder":
-            return True
-        if n.op != "call_function":
-            return False
-        if n.target is operator.getitem:
-            n = n.args[0]
-            continue
-        schema = getattr(n.target, "_schema", None)
-        if schema is None or not schema.returns or schema.returns[0].alias_info is None:
-            return False
-        n = n.args[0]
-    return False
+    """Whether n is a graph input or a view of one."""
+    return _root(n).op == "placeholder"
 
 
 def _follow(n, state, syms):
