@@ -1,5 +1,6 @@
 /* Odds and ends next to indexing: unfold_backward, renorm, tril_indices /
- * triu_indices, logspace.out, narrow_copy.out. */
+ * triu_indices, logspace.out, narrow_copy.out, and the device-side
+ * assertions (_assert_async, _functional_assert_async, _make_dep_token). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -152,6 +153,33 @@ static tt_status_t lower_narrow_copy(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_lt_slice_dim(f, c->args[0].val, dim, start, start + len));
 }
 
+/* _assert_async(self[, assert_msg]) and _functional_assert_async.msg(self,
+ * assert_msg, dep_token) -> a new token: a device-side check that the one
+ * element of self is non-zero (as bool(self): NaN passes, a complex value
+ * fails only when both parts are 0), raised with CPU's message at the next
+ * sync (at the op in Debug Eager). self must hold exactly one element, a
+ * static fact checked here with CPU's errors. param 1: the message is an
+ * argument ("" gives CPU's default for it). */
+static tt_status_t lower_assert_async(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  tt_type_t t = tt__sh_type(f, c->args[0].val);
+  int64_t n = tt_type_numel(&t);
+  if (n != 1)
+    return tt_status_make(TT_INTERNAL, "Boolean value of Tensor with %s is ambiguous", n ? "more than one value" : "no values");
+  tt_val_t v = tt_l_reshape(f, c->args[0].val, 0, NULL);
+  tt_val_t zero = kl(f, v, 0.0);
+  tt_val_t failed = tt_l_compare(f, "EQ", v, zero);
+  const char* msg = "Expected Tensor with single nonzero value, but got zero";
+  if (c->op->param) msg = c->args[1].kind == TT_ARG_STR && c->args[1].str && *c->args[1].str ? c->args[1].str : "Assertion is failed";
+  tt_shlo_add_check(f, failed, TT_INTERNAL, msg);
+  if (c->nout == 1) return tt_l_set_out(c, 0, tt_l_convert(f, c->args[2].val, c->out_types[0].dtype));
+  return NULL;
+}
+
+/* _make_dep_token(): the token the functional assertions thread through (a
+ * 0-dim float, uninitialized on the CPU: zero here). */
+static tt_status_t lower_dep_token(tt_lctx_t* c) { return tt_l_set_out(c, 0, tt_shlo_const(c->f, &c->out_types[0], 0.0)); }
+
 #define R(name, fn, param) {"aten::" name, fn, param, 0}
 
 const tt_lower_entry_t tt_lower_index_more_misc[] = {
@@ -161,5 +189,7 @@ const tt_lower_entry_t tt_lower_index_more_misc[] = {
     R("triu_indices", lower_tri_indices, 1), R("triu_indices.out", lower_tri_indices, 1),
     R("logspace.out", lower_logspace, 0),
     R("narrow_copy.out", lower_narrow_copy, 0),
+    R("_assert_async", lower_assert_async, 0), R("_assert_async.msg", lower_assert_async, 1),
+    R("_functional_assert_async.msg", lower_assert_async, 1), R("_make_dep_token", lower_dep_token, 0),
 };
 const int tt_lower_index_more_misc_count = TT_TABLE_COUNT(tt_lower_index_more_misc);
