@@ -291,7 +291,7 @@ class CompiledGraph:
                 out = _C._replay(cap, args, ())
             elif _C._replay_ready(cap, args):
                 values = host.fn(*args)
-                out = _C._replay(cap, args, values)
+                out = _C._replay(cap, args, values, True)
                 if out is None:  # the program was dropped meanwhile: record again
                     raise RuntimeError("torch_tpu: a compiled graph's program was dropped while it ran")
                 _C._host_copy_scalars([args[ph] for ph, _ in host.writes], [values[k] for _, k in host.writes])

@@ -12,8 +12,8 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
+#include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "bridge.h"
 
@@ -93,13 +93,19 @@ std::vector<tt_storage_t*> device_storages(const std::vector<at::Tensor>& ts) {
   return st;
 }
 
-// Per input: the first input sharing its storage.
+// Per input: the first input sharing its storage (sorted by storage, then
+// position: each group's first entry is its first input).
 std::vector<int> aliases(const std::vector<at::Tensor>& ts) {
   std::vector<int> al(ts.size());
-  std::unordered_map<const void*, int> first;
-  first.reserve(ts.size() * 2);
-  for (size_t i = 0; i < ts.size(); i++)
-    al[i] = ts[i].defined() ? first.emplace(ts[i].storage().data(), (int)i).first->second : (int)i;
+  std::vector<std::pair<const void*, int>> by;
+  by.reserve(ts.size());
+  for (size_t i = 0; i < ts.size(); i++) {
+    al[i] = (int)i;
+    if (ts[i].defined()) by.emplace_back(ts[i].storage().data(), (int)i);
+  }
+  std::sort(by.begin(), by.end());
+  for (size_t k = 1; k < by.size(); k++)
+    if (by[k].first == by[k - 1].first) al[by[k].second] = al[by[k - 1].second];
   return al;
 }
 
@@ -254,15 +260,16 @@ bool replay_ready(Capture& c, const py::sequence& args) {
   return layout_matches(c, ts, ints) && tt_capture_ready(runtime(), c.cap);
 }
 
-// _replay(capture, args, host_values) -> list of outputs, or None when the
-// args are not laid out as the captured ones (or the program is gone):
-// record again.
-py::object replay(Capture& c, const py::sequence& args, const py::sequence& host_values) {
+// _replay(capture, args, host_values, checked=False) -> list of outputs, or
+// None when the args are not laid out as the captured ones (or the program
+// is gone): record again. checked: _replay_ready just accepted these args
+// (only host values were computed since, which touch no device tensor).
+py::object replay(Capture& c, const py::sequence& args, const py::sequence& host_values, bool checked) {
   if (host_values.size() != c.nhost) return py::none();
   std::vector<int64_t> ints;
   auto ts = arg_tensors(args, &ints);
   auto hosts = arg_tensors(host_values);
-  if (!hosts || !layout_matches(c, ts, ints)) return py::none();
+  if (!hosts || !ts || ts->size() != c.ins.size() || (!checked && !layout_matches(c, ts, ints))) return py::none();
   std::vector<tt_storage_t*> in_st = device_storages(*ts);
   std::vector<const void*> host_vals(hosts->size());
   for (size_t k = 0; k < hosts->size(); k++) {
@@ -368,7 +375,7 @@ void register_compile(py::module_& m) {
   m.def("_capture_begin", &capture_begin);
   m.def("_capture_abort", &capture_abort);
   m.def("_capture_end", &capture_end);
-  m.def("_replay", &replay);
+  m.def("_replay", &replay, py::arg("capture"), py::arg("args"), py::arg("host_values"), py::arg("checked") = false);
   m.def("_replay_ready", &replay_ready);
   m.def("_host_add_scalars", &host_add_scalars);
   m.def("_host_copy_scalars", &host_copy_scalars);
