@@ -99,6 +99,46 @@ static void check_test_tri_indices_multinomial(tt_pjrt_t* p) {
   lc_free(&r);
 }
 
+/* The device-side assertions add one check (with CPU's message) and no
+ * output; more or fewer than one element is refused at lowering time. The
+ * check's run is tested through the runtime (tests/test_assert_async.py). */
+static const char* assert_lowering(const char* name, tt_dtype_t dt, int64_t n, const char* msg, int* nchecks,
+                                   tt_status_t* st) {
+  static char got[128];
+  tt_shlo_fn_t* f = tt_shlo_fn_create();
+  tt_type_t t = n == 1 ? tt_type_make(dt, 0, NULL) : tt_type_make(dt, 1, &n);
+  tt_larg_t a[2];
+  memset(a, 0, sizeof a);
+  a[0].kind = TT_ARG_TENSOR;
+  a[0].tier = TT_TIER_ZERO_DIM;
+  a[0].val = tt_shlo_param(f, &t);
+  a[1].kind = TT_ARG_STR;
+  a[1].str = msg;
+  tt_lctx_t c = {f, tt_lower_find(name), a, msg ? 2 : 1, NULL, 0, NULL};
+  *st = c.op ? c.op->fn(&c) : tt_status_make(TT_NOT_FOUND, "%s", name);
+  *nchecks = tt_shlo_check_count(f);
+  snprintf(got, sizeof got, "%s", *nchecks ? tt_shlo_check_message(f, 0) : "");
+  tt_shlo_fn_destroy(f);
+  return got;
+}
+
+static void test_assert_async(void) {
+  int nc;
+  tt_status_t st;
+  const char* m = assert_lowering("aten::_assert_async", TT_F32, 1, NULL, &nc, &st);
+  TT_CHECK(!st && nc == 1 && strcmp(m, "Expected Tensor with single nonzero value, but got zero") == 0);
+  m = assert_lowering("aten::_assert_async.msg", TT_C64, 1, "mine", &nc, &st);
+  TT_CHECK(!st && nc == 1 && strcmp(m, "mine") == 0);
+  m = assert_lowering("aten::_assert_async.msg", TT_BOOL, 1, "", &nc, &st);
+  TT_CHECK(!st && nc == 1 && strcmp(m, "Assertion is failed") == 0);
+  assert_lowering("aten::_assert_async", TT_I64, 2, NULL, &nc, &st);
+  TT_CHECK(st && nc == 0 && strstr(tt_status_message(st), "more than one value"));
+  tt_status_free(st);
+  assert_lowering("aten::_assert_async", TT_F32, 0, NULL, &nc, &st);
+  TT_CHECK(st && nc == 0 && strstr(tt_status_message(st), "no values"));
+  tt_status_free(st);
+}
+
 BOTH(test_index_reduce_masked_scatter_take)
 BOTH(test_search_histc)
 BOTH(test_scans)
@@ -110,6 +150,7 @@ int main(void) {
   TT_RUN(test_search_histc);
   TT_RUN(test_scans);
   TT_RUN(test_tri_indices_multinomial);
+  TT_RUN(test_assert_async);
   lc_close();
   TT_REPORT();
 }
