@@ -28,6 +28,11 @@ class OpLog(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def _strides(t):
+    """Strides of the dims of more than one element (the others' strides carry no layout)."""
+    return [t.stride(d) for d in range(t.dim()) if t.shape[d] > 1]
+
+
 def run(q, k, v, mask, grad_out, **kw):
     """Forward and, when grad_out is given, the gradients of every leaf."""
     leaves = [t for t in (q, k, v, mask) if t is not None and t.requires_grad]
@@ -42,19 +47,35 @@ def to_tpu(t):
     return t.detach().to("tpu").requires_grad_(t.requires_grad)
 
 
-def check(q, k, v, mask=None, grad=True, expect_fused=True, **kw):
+def cpu_runs_flash(q, k, v, mask, **kw):
+    """Whether PyTorch's CPU runs its flash kernel here (else its math path)."""
+    choice = torch._fused_sdp_choice(q, k, v, mask, 0.0, kw.get("is_causal", False), scale=kw.get("scale"),
+                                     enable_gqa=kw.get("enable_gqa", False))
+    return choice == SDPBackend.FLASH_ATTENTION.value
+
+
+def check(q, k, v, mask=None, grad=True, expect_fused=None, **kw):
+    """The tpu's results, gradients and layouts equal the CPU's; the fused op runs where the CPU
+    runs its flash kernel (expect_fused=None) or as told."""
     tol = TOL[q.dtype]
     go = torch.randn(*q.shape[:-1], v.shape[-1], dtype=q.dtype) if grad else None
     for t in (q, k, v):
         t.requires_grad_(grad)
+    cpu_flash = cpu_runs_flash(q, k, v, mask, **kw)
+    if expect_fused is None:
+        expect_fused = cpu_flash
     ref, ref_g = run(q, k, v, mask, go, **kw)
     with OpLog() as log:
         out, g = run(to_tpu(q), to_tpu(k), to_tpu(v), to_tpu(mask), None if go is None else go.to("tpu"), **kw)
     assert out.device.type == "tpu" and out.dtype == ref.dtype and out.shape == ref.shape
     torch.testing.assert_close(out.cpu(), ref, **tol)
+    assert _strides(out) == _strides(ref)
     assert len(g) == len(ref_g)
     for a, b in zip(g, ref_g):
         torch.testing.assert_close(a.cpu(), b, **tol)
+        if not cpu_flash and not expect_fused:  # both ran the math ops (CPU's flash backward lays raw
+            # grads out as (B, L, H, E), the fused op's backward as the inputs)
+            assert _strides(a) == _strides(b)
     assert (FUSED in log.ops) == expect_fused, log.ops
     if grad and expect_fused:
         assert FUSED_BWD in log.ops
@@ -98,6 +119,29 @@ def test_sdpa_random(seed):
         kw["scale"] = rng.uniform(0.05, 2.0)
     torch.manual_seed(seed)
     check(q, k, v, mask, **kw)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sdpa_layouts_random(seed):
+    """Inputs in every memory order, head dims equal or not: the output has CPU's strides (the
+    fused op exactly where the CPU runs its flash kernel, whose output follows the query's layout;
+    the math ops elsewhere), and so do the gradients where both run the math ops."""
+    rng = random.Random(100 + seed)
+    for _ in range(12):
+        B, H, L, S = (rng.choice([1, 2, 3]) for _ in range(4))
+        E = rng.choice([1, 4, 8])
+        Ev = rng.choice([E, E, rng.choice([1, 3, 8])])
+        perm = list(range(4))
+        rng.shuffle(perm)
+        inv = [perm.index(i) for i in range(4)]
+
+        def make(shape):
+            return torch.randn([shape[p] for p in perm]).permute(inv)
+
+        kind = rng.choice(["none", "causal", "float"])
+        kw = {"is_causal": True} if kind == "causal" else {}
+        mask = torch.randn(L, S) if kind == "float" else None
+        check(make((B, H, L, E)), make((B, H, S, E)), make((B, H, S, Ev)), mask, **kw)
 
 
 def test_sdpa_transposed_inputs_like_a_transformer():
