@@ -40,8 +40,10 @@ bool cpu_runs_flash(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
   auto symbolic = [](const at::Tensor& t) { return t.unsafeGetTensorImpl()->has_symbolic_sizes_strides(); };
   bool has_mask = mask.has_value() && mask->defined();
   if (symbolic(q) || symbolic(k) || symbolic(v) || (has_mask && symbolic(*mask))) return true;
-  auto like = [](const at::Tensor& t) {
-    return at::from_blob(dummy, t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kCPU));
+  auto like = [](const at::Tensor& t) {  // (requires_grad too: a mask that needs a gradient rules flash out)
+    at::Tensor d = at::from_blob(dummy, t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kCPU));
+    if (t.requires_grad() && d.is_floating_point()) d.set_requires_grad(true);
+    return d;
   };
   std::optional<at::Tensor> m;
   if (has_mask) m = like(*mask);

@@ -269,6 +269,18 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
     }
     return;
   }
+  // SDPA's fused backward where CPU runs its flash kernel (attention.cpp): the
+  // CPU's gradients of q, k, v are laid out as (B, L, H, E), whatever the
+  // inputs' layout; the meta kernel's as the inputs
+  if (name == "aten::_scaled_dot_product_fused_attention_overrideable_backward") {
+    for (size_t k = 0; k < 3 && k < r.rets.size(); k++)
+      for (auto& tm : r.rets[k].second) {
+        if (!tm.defined || tm.sizes.size() != 4) continue;
+        auto n = [&](int d) { return std::max<int64_t>(1, tm.sizes[d]); };
+        tm.strides = {n(2) * n(1) * n(3), n(3), n(1) * n(3), 1};
+      }
+    return;
+  }
   // huber_loss: CPU computes into empty_like(input) (the promoted value cast to
   // input's dtype); the meta kernel promotes
   if (name == "aten::huber_loss" && !args.empty() && args[0].isTensor() && !r.rets.empty()) {
