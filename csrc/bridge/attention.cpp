@@ -41,7 +41,8 @@ bool cpu_runs_flash(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
   bool has_mask = mask.has_value() && mask->defined();
   if (symbolic(q) || symbolic(k) || symbolic(v) || (has_mask && symbolic(*mask))) return true;
   auto like = [](const at::Tensor& t) {  // (requires_grad too: a mask that needs a gradient rules flash out)
-    at::Tensor d = at::from_blob(dummy, t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kCPU));
+    at::Tensor d =
+        at::from_blob(dummy, t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kCPU));
     if (t.requires_grad() && d.is_floating_point()) d.set_requires_grad(true);
     return d;
   };
@@ -60,8 +61,6 @@ int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tenso
                        std::optional<double> scale, bool enable_gqa) {
   const auto math = static_cast<int64_t>(at::SDPBackend::math);
   if (!at::globalContext().userEnabledOverrideableSDP()) return math;
-  // (the user's toggles would answer for the CPU: asked only with its flash kernel on)
-  if (at::globalContext().userEnabledFlashSDP() && !cpu_runs_flash(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa)) return math;
   if (dropout_p != 0.0) return math;
   if (q.dim() != 4) return math;  // the meta kernel handles 3-d inputs only partly
   if (!same_lead(q, k) || !same_lead(q, v)) return math;
@@ -74,6 +73,11 @@ int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tenso
     if (m.dim() > q.dim() || (m.scalar_type() != at::kBool && !at::isFloatingType(m.scalar_type())))
       return math;
   }
+  // last, the CPU's own choice (the user's toggles would answer for it: asked
+  // only while its flash kernel is on)
+  if (at::globalContext().userEnabledFlashSDP() &&
+      !cpu_runs_flash(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa))
+    return math;
   return static_cast<int64_t>(at::SDPBackend::overrideable);
 }
 

@@ -28,8 +28,9 @@ static const char* const k_complex_ops[] = {
     "aten::masked_scatter_", "aten::_index_put_impl_", "aten::unfold_backward",
     "aten::reflection_pad1d_backward", "aten::reflection_pad2d_backward",
     "aten::reflection_pad3d_backward", "aten::replication_pad1d_backward",
-    "aten::_assert_async", "aten::_functional_assert_async", /* (index_more_misc.c: EQ on both parts) */
     "aten::replication_pad2d_backward", "aten::replication_pad3d_backward",
+    /* device-side assertions (index_more_misc.c: == 0 compares both parts) */
+    "aten::_assert_async", "aten::_functional_assert_async",
     /* the complex / fft families (csrc/core/lower/elementwise/complex_ops.c, fft.c) */
     "aten::_conj_physical", "aten::conj_physical", "aten::conj_physical_", "aten::complex",
     "aten::polar", "aten::_fft_r2c", "aten::_fft_c2r", "aten::_fft_c2c", "tt::complex_abs",

@@ -165,12 +165,16 @@ static tt_status_t lower_assert_async(tt_lctx_t* c) {
   tt_type_t t = tt__sh_type(f, c->args[0].val);
   int64_t n = tt_type_numel(&t);
   if (n != 1)
-    return tt_status_make(TT_INTERNAL, "Boolean value of Tensor with %s is ambiguous", n ? "more than one value" : "no values");
+    return tt_status_make(TT_INTERNAL, "Boolean value of Tensor with %s is ambiguous",
+                          n ? "more than one value" : "no values");
   tt_val_t v = tt_l_reshape(f, c->args[0].val, 0, NULL);
   tt_val_t zero = kl(f, v, 0.0);
   tt_val_t failed = tt_l_compare(f, "EQ", v, zero);
   const char* msg = "Expected Tensor with single nonzero value, but got zero";
-  if (c->op->param) msg = c->args[1].kind == TT_ARG_STR && c->args[1].str && *c->args[1].str ? c->args[1].str : "Assertion is failed";
+  if (c->op->param) {
+    const tt_larg_t* m = &c->args[1];
+    msg = m->kind == TT_ARG_STR && m->str && *m->str ? m->str : "Assertion is failed";
+  }
   tt_shlo_add_check(f, failed, TT_INTERNAL, msg);
   if (c->nout == 1) return tt_l_set_out(c, 0, tt_l_convert(f, c->args[2].val, c->out_types[0].dtype));
   return NULL;
@@ -178,7 +182,9 @@ static tt_status_t lower_assert_async(tt_lctx_t* c) {
 
 /* _make_dep_token(): the token the functional assertions thread through (a
  * 0-dim float, uninitialized on the CPU: zero here). */
-static tt_status_t lower_dep_token(tt_lctx_t* c) { return tt_l_set_out(c, 0, tt_shlo_const(c->f, &c->out_types[0], 0.0)); }
+static tt_status_t lower_dep_token(tt_lctx_t* c) {
+  return tt_l_set_out(c, 0, tt_shlo_const(c->f, &c->out_types[0], 0.0));
+}
 
 #define R(name, fn, param) {"aten::" name, fn, param, 0}
 
