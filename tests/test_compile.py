@@ -224,6 +224,27 @@ def test_input_mutation_in_place():
             torch.testing.assert_close(bd.cpu(), bc)
 
 
+def test_mask_writes_and_index_lists_replay():
+    """`t[mask] = number` (an elementwise select: no sync for the mask's true positions) and
+    an index list (a device constant of the graph, passed to the program as an input) are
+    captured once and replayed, with CPU's values."""
+    def f(a, m):
+        t = a * 2
+        t[m] = 0.0
+        t[m[:, 0]] = a[0]  # values broadcast along the masked rows
+        return t[:, [2, 0, 1]], a[[1, 0]] - t[0]
+
+    cf = torch.compile(f, backend="tpu", fullgraph=True)
+    n0 = n_graphs()
+    g = torch.Generator().manual_seed(3)
+    for _ in range(4):
+        a, m = torch.randn(3, 4, generator=g), torch.rand(3, 4, generator=g) > 0.5
+        for got, want in zip(cf(a.to(DEV), m.to(DEV)), f(a, m)):
+            torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+    gs = graphs_since(n0)
+    assert len(gs) == 1 and gs[0]["refused"] is None and gs[0]["recordings"] == 1 and gs[0]["replays"] == 3, gs
+
+
 def test_new_input_layout_records_again():
     def f(x):
         return x.exp() + x

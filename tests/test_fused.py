@@ -141,6 +141,35 @@ def test_flush_triggers(trigger):
         assert stats()["fused_flushes"] > f0
 
 
+def test_mask_writes_of_one_value_do_not_flush():
+    """x[mask] = v where v does not vary along the masked elements is a select: it stays in
+    the graph (no wait for the mask's true positions), and gives CPU's values."""
+    g = torch.Generator().manual_seed(5)
+    a, m = torch.randn(4, 5, generator=g), torch.rand(4, 5, generator=g) > 0.5
+
+    def f(a, m):
+        b = a * 2
+        b[m] = 0.5
+        b[m[:, 0]] = a[0]
+        b[:, m[0]] += torch.ones(1, dtype=a.dtype, device=a.device)  # (a read of b[:, mask]: flushes)
+        return b
+
+    with torch_tpu.eager_mode("fused"):
+        at, mt = a.to("tpu"), m.to("tpu")
+        torch.tpu.synchronize()
+        f0 = stats()["fused_flushes"]
+        b = at * 2
+        b[mt] = 0.5
+        b[mt[:, 0]] = at[0]
+        assert stats()["fused_flushes"] == f0 and pending() > 0
+        got = f(at, mt)
+    torch.testing.assert_close(got.cpu(), f(a, m), rtol=0, atol=0)
+    want = a * 2
+    want[m] = 0.5
+    want[m[:, 0]] = a[0]
+    torch.testing.assert_close(b.cpu(), want, rtol=0, atol=0)
+
+
 def test_strict_op_after_fused_ops_sees_their_results():
     with torch_tpu.eager_mode("fused"):
         b = _recorded()

@@ -317,6 +317,56 @@ def case_masked(rng):
     compare_inplace(x, "masked_scatter_ " + what)
 
 
+def case_index_put_mask(rng):
+    """x[..., mask, ...] = values (index_put with one boolean mask, accumulate or not): values
+    that do not vary along the masked elements (one number, or broadcast along them) take
+    the select path (no sync), the others the positions of the true elements; values that do
+    not fit raise CPU's error."""
+    dt = rng.choice(VALUE_DTYPES + [torch.bool])
+    x = lay(rand_values(rng, rand_shape(rng), dt), rng)
+    shape = tuple(x.cpu.shape)
+    p = rng.randint(0, len(shape) - 1)
+    mr = rng.randint(1, len(shape) - p)
+    mask = lay(torch.rand(shape[p:p + mr]) < rng.choice([0.0, 0.5, 1.0]), rng)
+    nnz = int(mask.cpu.sum())
+    rest = shape[:p] + (1,) + shape[p + mr:]  # self[mask]'s shape, the masked count as 1
+    kind = rng.choice(["0-dim", "one", "broadcast", "full", "count", "wrong"])
+    if kind == "0-dim":
+        vshape = ()
+    elif kind == "one":
+        vshape = (1,) * rng.randint(1, len(rest))
+    elif kind == "broadcast":  # a suffix of rest, some dims made 1
+        vshape = tuple(d if rng.random() < 0.6 else 1 for d in rest[rng.randint(0, len(rest) - 1):])
+    elif kind == "full":
+        vshape = rest
+    elif kind == "count":  # one value per masked element
+        vshape = shape[:p] + (nnz,) + shape[p + mr:]
+    else:
+        vshape = shape[:p] + (nnz + 2,) + shape[p + mr:]
+    vals = lay(rand_values(rng, vshape, dt), rng, ["contiguous", "offset"])
+    acc = rng.random() < 0.4 and dt != torch.bool
+    cpu_mask = rng.random() < 0.2
+    idx = [None] * p + [mask.cpu]
+    idx_dev = [None] * p + [mask.cpu if cpu_mask else mask.dev]
+    what = describe(x=x.cpu, mask=mask.cpu, values=vals.cpu) + \
+        f" p={p} acc={acc} cpu_mask={cpu_mask} layout={x.kind}/{mask.kind}"
+    try:
+        torch.ops.aten.index_put_(x.cpu, idx, vals.cpu, acc)
+    except (RuntimeError, IndexError) as e:
+        with pytest.raises(type(e)):
+            torch.ops.aten.index_put_(x.dev, idx_dev, vals.dev, acc)
+            x.dev_base.cpu()
+        return
+    r = torch.ops.aten.index_put_(x.dev, idx_dev, vals.dev, acc)
+    assert r is x.dev, what
+    compare_inplace(x, "index_put_ " + what)
+    out = torch.ops.aten.index_put(x.dev, idx_dev, vals.dev, acc)
+    want = torch.ops.aten.index_put(x.cpu, idx, vals.cpu, acc)
+    big = [d for d in range(want.dim()) if want.shape[d] > 1]  # (a size-1 dim's stride carries no layout)
+    assert [out.stride(d) for d in big] == [want.stride(d) for d in big], what
+    compare(out, want, "index_put " + what)
+
+
 CASES_BY_OP = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 

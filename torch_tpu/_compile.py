@@ -234,6 +234,20 @@ def _aliases(node, inp):
     return False
 
 
+def _device_constants(gm):
+    """The device tensors the graph holds as attributes (what dynamo made of
+    `x[:, [2, 0]]`'s index list, ...), which a replay passes to the program
+    after the graph's inputs, in this order. Empty when an output is such a
+    tensor itself (each call must give it anew: those graphs record again)."""
+    nodes = [n for n in gm.graph.nodes if n.op == "get_attr"]
+    ts = [getattr(gm, n.target, None) for n in nodes]
+    out = next((n for n in gm.graph.nodes if n.op == "output"), None)
+    returned = set(out.all_input_nodes) if out is not None else set()
+    if any(n in returned for n in nodes):
+        return []
+    return [t for t in ts if isinstance(t, torch.Tensor) and t.device.type == "tpu"]
+
+
 def _graph_device(gm):
     for n in gm.graph.nodes:
         v = n.meta.get("val")
@@ -269,6 +283,7 @@ class CompiledGraph:
         elif isinstance(self.bucket, _buckets.Plan):  # (a bucketed graph writes nothing: nothing moved)
             self.gm = self.original = self.bucket.compacting(gm)
         self.host = _HostPart(self.gm, moved[1] if moved else frozenset())
+        self.consts = _device_constants(self.gm)
         self.refused = None  # why the last recording could not be captured
         self.recordings = 0
         self.replays = 0
@@ -287,11 +302,12 @@ class CompiledGraph:
         cap = self.captures.get(self._key(args))
         if cap is not None:
             host = self.host
+            full = args + self.consts if self.consts else args
             if host.fn is None:
-                out = _C._replay(cap, args, ())
-            elif _C._replay_ready(cap, args):
+                out = _C._replay(cap, full, ())
+            elif _C._replay_ready(cap, full):
                 values = host.fn(*args)
-                out = _C._replay(cap, args, values, True)
+                out = _C._replay(cap, full, values, True)
                 if out is None:  # the program was dropped meanwhile: record again
                     raise RuntimeError("torch_tpu: a compiled graph's program was dropped while it ran")
                 _C._host_copy_scalars([args[ph] for ph, _ in host.writes], [values[k] for _, k in host.writes])
@@ -317,6 +333,7 @@ class CompiledGraph:
                 raise
             # the scalar math moved to the device did not run there: as it was
             self.gm, self.host = self.original, _HostPart(self.original)
+            self.consts = _device_constants(self.gm)
             return self._record(args)
         if not isinstance(out, (list, tuple)):
             out = (out,)
@@ -325,7 +342,9 @@ class CompiledGraph:
         else:
             values, why = [interp.kept[n] for n in host.values], None
         key = self._key(args)
-        res = _C._capture_end(args, out, values, device, seed, offset, old)
+        # the graph's device constants (an index list's tensor) are inputs of the program
+        res = _C._capture_end(args + self.consts if self.consts else args, out, values, device, seed, offset,
+                              old)
         self.recordings += 1
         if why is None and not isinstance(res, str):
             if len(self.captures) >= _MAX_CAPTURES:

@@ -58,6 +58,43 @@ at::Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::S
 
 }  // namespace
 
+// index_put(self, [mask], values) where the values do not vary along the
+// masked elements (a number, or values broadcast along them): the core
+// lowers it as an elementwise select on the mask, so that nothing waits for
+// the mask's true positions (no sync; one program in Fused Eager and under
+// torch.compile). The mask must be a boolean one covering dims of self from
+// some position on (the shape checks below), the only index given.
+static bool lone_mask_select(const c10::FunctionSchema& schema, const torch::jit::Stack& stack, size_t base,
+                      const c10::List<std::optional<at::Tensor>>& list, const at::Tensor& self) {
+  auto vi = schema.argumentIndexWithName("values");
+  if (!vi || !stack[base + *vi].isTensor()) return false;
+  const at::Tensor& v = stack[base + *vi].toTensor();
+  int64_t p = 0, given = 0;
+  std::optional<at::Tensor> mask;
+  for (size_t k = 0; k < list.size(); k++) {
+    std::optional<at::Tensor> t = list.get(k);
+    if (!t.has_value() || !t->defined()) {
+      if (!given) p++;
+      continue;
+    }
+    given++;
+    mask = t;
+  }
+  if (given != 1 || mask->scalar_type() != at::kBool || mask->dim() == 0 || p + mask->dim() > self.dim())
+    return false;
+  for (int64_t j = 0; j < mask->dim(); j++)
+    if (mask->size(j) != self.size(p + j)) return false;
+  // self[mask]'s shape, the masked elements' count as 1: the values must broadcast to it
+  std::vector<int64_t> want(self.sizes().begin(), self.sizes().begin() + p);
+  want.push_back(1);
+  want.insert(want.end(), self.sizes().begin() + p + mask->dim(), self.sizes().end());
+  int64_t lead = (int64_t)want.size() - v.dim();
+  if (lead < 0) return false;
+  for (int64_t j = 0; j < v.dim(); j++)
+    if (v.size(j) != 1 && v.size(j) != want[lead + j]) return false;
+  return v.device() == self.device();
+}
+
 // Boolean / uint8 masks among the `indices` of index / index_put: replaced by
 // the int64 positions of their true elements (one index tensor per mask
 // dimension), as PyTorch's own indexing does before its kernels run. The
@@ -80,6 +117,7 @@ bool expand_mask_indices(const c10::FunctionSchema& schema, torch::jit::Stack* s
   }
   if (!any) return false;
   const at::Tensor self = (*stack)[base + *si].toTensor();
+  if (lone_mask_select(schema, *stack, base, list, self)) return false;
   c10::List<std::optional<at::Tensor>> out;
   int64_t dim = 0;
   for (size_t k = 0; k < list.size(); k++) {

@@ -37,6 +37,38 @@ std::optional<size_t> arg_index(const c10::FunctionSchema& schema, const char* n
   return (size_t)*i;
 }
 
+// index_put's values must expand to the indexing result's shape (CPU's
+// make_index_put_iterator: no more dims than it, each 1 or equal). The shape:
+// self's, the indexed dims replaced by the indices' broadcast shape `b`, in
+// place when the indexed dims are adjacent, else in front. A lone boolean
+// mask left unexpanded (lone_mask_select) was checked there.
+void index_put_values_check(c10::ArrayRef<c10::IValue> args, const std::vector<int64_t>& b) {
+  if (args.size() < 3 || !args[0].isTensor() || !args[2].isTensor()) return;
+  const at::Tensor &self = args[0].toTensor(), &v = args[2].toTensor();
+  if (!self.defined() || !v.defined()) return;
+  std::vector<int64_t> given;
+  const c10::List<c10::IValue> list = args[1].toList();
+  for (size_t k = 0; k < list.size(); k++) {
+    const c10::IValue e = list.get(k);
+    if (!e.isTensor() || !e.toTensor().defined()) continue;
+    if (e.toTensor().scalar_type() == at::kBool || e.toTensor().scalar_type() == at::kByte) return;
+    given.push_back((int64_t)k);
+  }
+  if ((int64_t)list.size() > self.dim()) return;  // too many indices: the meta kernel says so
+  std::vector<int64_t> res;
+  if (given.empty()) {
+    res = self.sizes().vec();
+  } else {
+    bool adjacent = given.back() - given.front() + 1 == (int64_t)given.size();
+    if (adjacent) res.assign(self.sizes().begin(), self.sizes().begin() + given.front());
+    res.insert(res.end(), b.begin(), b.end());
+    for (int64_t d = adjacent ? given.back() + 1 : 0; d < self.dim(); d++)
+      if (adjacent || std::find(given.begin(), given.end(), d) == given.end()) res.push_back(self.size(d));
+  }
+  TORCH_CHECK(at::is_expandable_to(v.sizes(), res), "shape mismatch: value tensor of shape ", v.sizes(),
+              " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(res));
+}
+
 [[noreturn]] void need_dim(const std::string& label) {
   TORCH_CHECK(false, label, "(): Expected reduction dim to be specified for input.numel() == 0. "
                             "Specify the reduction dim with the 'dim' argument.");
@@ -94,6 +126,7 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
       for (size_t i = 0; i < shapes.size(); i++) m << (i ? ", " : "") << shapes[i];
       TORCH_CHECK_INDEX(false, m.str());
     }
+    if (op != "index" && op != "_unsafe_index") index_put_values_check(args, acc);
     return;
   }
   if (op == "var" || op == "std" || op == "var_mean" || op == "std_mean") {
