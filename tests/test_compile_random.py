@@ -11,7 +11,8 @@ Each program runs three times (the capture, then replays) on fresh values.
 Every call must give CPU's outputs (values, dtypes, shapes, strides of dims of
 more than one element, storage offsets), CPU's aliasing (which outputs share a
 storage with which inputs and with each other) and CPU's inputs afterwards.
-The training variant compares the inputs' gradients instead.
+The training variant compares the inputs' gradients instead. The same programs also run
+eagerly on the device (Strict or Fused, the mode in force), against the same checks.
 More cases: TT_COMPILE_FUZZ_CASES, TT_COMPILE_FUZZ_SEED.
 """
 import functools
@@ -177,11 +178,13 @@ def _cases(grad):
     return out
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "eager"])
 @pytest.mark.parametrize("case", range(CASES))
-def test_random_programs_match_cpu(case):
+def test_random_programs_match_cpu(case, compiled):
+    """(eager: the same programs op by op on the device, in the eager mode in force)"""
     src = _cases(False)[case]
     f = _compile_fn(src)
-    cf = torch.compile(f, backend="tpu", fullgraph=True)
+    cf = torch.compile(f, backend="tpu", fullgraph=True) if compiled else f
     for call in range(CALLS):
         seed = case * 101 + call
         ins_c, base_c = _inputs(seed, "cpu", False)
