@@ -754,3 +754,29 @@ def test_memory_accounting():
     after = torch.tpu.memory_allocated()
     assert after <= during - 256 * 1024 * 4
     assert torch.tpu.max_memory_allocated() >= during
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_activation_checkpoint_recomputes_dropout_masks(reentrant):
+    """torch.utils.checkpoint stashes the device's RNG state (it asks the device module's
+    `_initialized`, as for CUDA) and recomputes the forward with it in the backward: the
+    gradients equal those of the same forward without checkpointing."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Dropout(0.5), torch.nn.GELU(),
+                            torch.nn.Linear(16, 4)).to("tpu")
+    x = torch.randn(6, 8, device="tpu", requires_grad=True)
+    torch.tpu.manual_seed(7)
+    y = checkpoint(m, x, use_reentrant=reentrant)
+    y.square().sum().backward()
+    g_ckpt, w_ckpt = x.grad.cpu(), m[0].weight.grad.cpu()
+    x.grad = None
+    m.zero_grad()
+    torch.tpu.manual_seed(7)
+    y2 = m(x)
+    y2.square().sum().backward()
+    assert torch.equal(y.detach().cpu(), y2.detach().cpu())
+    torch.testing.assert_close(g_ckpt, x.grad.cpu(), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(w_ckpt, m[0].weight.grad.cpu(), rtol=1e-6, atol=1e-6)
+    assert torch.tpu._initialized and len(torch.tpu.default_generators) == torch.tpu.device_count()

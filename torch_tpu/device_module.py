@@ -19,6 +19,17 @@ def is_initialized():
     return is_available()
 
 
+def __getattr__(name):
+    # module attributes that torch.cuda keeps as values and PyTorch's generic code probes with
+    # getattr (torch.utils.checkpoint stashes the device's RNG states only when the device
+    # module's `_initialized` is true: without it, recomputed dropout masks differ)
+    if name == "_initialized":
+        return is_initialized()
+    if name == "default_generators":
+        return tuple(_C._default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module 'torch.tpu' has no attribute '{name}'")
+
+
 def _lazy_init():
     if not is_available():
         raise RuntimeError(_no_plugin_message())
@@ -119,6 +130,11 @@ def default_generator(device=None):
     return _gen(device)
 
 
+def _get_generator(device):
+    """The default generator of `device` (what AOTAutograd's graph-safe RNG asks for)."""
+    return _gen(device)
+
+
 def manual_seed(seed):
     _gen().manual_seed(int(seed))
 
@@ -177,6 +193,14 @@ def memory_stats(device=None):
         "compile_cache.compile_seconds": s["compile_seconds"],
         "executions": s["executions"],
     }
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A printable summary of memory_stats() (what FSDP's debug messages include)."""
+    s = memory_stats(device)
+    lines = [f"torch.tpu memory summary, device {_index(device)}"]
+    lines += [f"  {k}: {v}" for k, v in s.items()]
+    return "\n".join(lines)
 
 
 # ---- compilation cache ------------------------------------------------------------

@@ -8,6 +8,8 @@
  * list has no outputs). With found_inf != 0 nothing changes. Math in the
  * opmath dtype (f32 for f16/bf16); the bias corrections from each tensor's
  * step, as PyTorch's kernels compute them. */
+#include <math.h>
+
 #include "../elementwise/lower_elementwise.h"
 #include "../lower_tensor_util.h"
 #include "../tt_lower_tables.h"
@@ -55,9 +57,29 @@ static tt_status_t check_lists(tt_lctx_t* c, const int* lists, int n, int need) 
   return NULL;
 }
 
+/* A 0-d f64 value of argument i (a FLOAT or a 0-d TENSOR). */
+static tt_val_t arg_f64(tt_lctx_t* c, int i) {
+  if (c->args[i].kind == TT_ARG_FLOAT) return tt_lt_const0(c->f, TT_F64, c->args[i].f);
+  return tt_l_convert(c->f, tt_l_reshape(c->f, c->args[i].val, 0, NULL), TT_F64);
+}
+
+/* A 0-d f64 value v as dtype dt, broadcast like x. */
+static tt_val_t splat_as(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt, tt_val_t x) {
+  const tt_type_t* t = tt_shlo_type(f, x);
+  return tt_lt_splat(f, tt_l_convert(f, v, dt), t->rank, t->dims);
+}
+
 /* _fused_adam(w)_(self[], grads[], exp_avgs[], exp_avg_sqs[], max_exp_avg_sqs[],
  * state_steps[], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
- * grad_scale?, found_inf?) */
+ * grad_scale?, found_inf?)
+ *
+ * As CPU's fused kernel computes it: the bias corrections, their square
+ * root, the step size lr / bc1 and AdamW's decay factor 1 - lr * wd in f64
+ * from each tensor's step (CPU reads the step on the host; f32 powers of
+ * beta2 near 1 lose ~1e-5 of bc2 after a few steps), each then rounded once
+ * to the opmath dtype; exp_avg as lerp(exp_avg, grad, 1 - beta1); then
+ * p + (-step_size * m) / (sqrt(v) / sqrt(bc2) + eps). CPU's vectorized loop
+ * rounds its lerp's a * b + c once (FMA), the device twice: <= 1 ulp. */
 static tt_status_t lower_adam(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   int n = c->args[0].n, lists[5] = {1, 2, 3, 4, 5};
@@ -68,6 +90,7 @@ static tt_status_t lower_adam(tt_lctx_t* c) {
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: amsgrad needs max_exp_avg_sqs", c->op->name);
   tt_val_t np[64], ng[64], nm[64], nv[64], nmax[64];
   if (n > 64) return tt_status_make(TT_UNIMPLEMENTED, "%s: more than 64 tensors in one call", c->op->name);
+  tt_val_t lr64 = arg_f64(c, 6), one = tt_lt_const0(f, TT_F64, 1.0);
   for (int i = 0; i < n; i++) {
     const tt_type_t* pt = tt_shlo_type(f, c->args[0].vals[i]);
     tt_dtype_t dt = tt_l_opmath(pt->dtype);
@@ -75,21 +98,22 @@ static tt_status_t lower_adam(tt_lctx_t* c) {
     tt_val_t m = tt_l_convert(f, c->args[2].vals[i], dt), v = tt_l_convert(f, c->args[3].vals[i], dt);
     if (tt_lt_has(c, 13)) g = tt__ew_div(f, g, arg_like(c, 13, g));
     ng[i] = g;
-    tt_val_t lr = arg_like(c, 6, p);
     if (maximize) g = tt_l_unary(f, "stablehlo.negate", g);
+    /* the step's scalars, in f64 */
+    tt_val_t step = tt_l_convert(f, tt_l_reshape(f, c->args[5].vals[i], 0, NULL), TT_F64);
+    tt_val_t bc1 = tt__ew_sub(f, one, tt_l_binary(f, "stablehlo.power", tt_lt_const0(f, TT_F64, beta1), step));
+    tt_val_t bc2 = tt__ew_sub(f, one, tt_l_binary(f, "stablehlo.power", tt_lt_const0(f, TT_F64, beta2), step));
+    tt_val_t neg_step_size = splat_as(f, tt_l_unary(f, "stablehlo.negate", tt__ew_div(f, lr64, bc1)), dt, p);
+    tt_val_t bc2_sqrt = splat_as(f, tt_l_unary(f, "stablehlo.sqrt", bc2), dt, p);
     if (wd != 0.0) {
-      if (c->op->param == ADAMW) p = tt__ew_sub(f, p, tt__ew_mul(f, tt__ew_mulk(f, lr, wd), p));
+      if (c->op->param == ADAMW) p = tt__ew_mul(f, p, splat_as(f, tt__ew_sub(f, one, tt__ew_mulk(f, lr64, wd)), dt, p));
       else g = tt__ew_add(f, g, tt__ew_mulk(f, p, wd));
     }
-    m = tt__ew_add(f, tt__ew_mulk(f, m, beta1), tt__ew_mulk(f, g, 1.0 - beta1));
-    v = tt__ew_add(f, tt__ew_mulk(f, v, beta2), tt__ew_mulk(f, tt__ew_mul(f, g, g), 1.0 - beta2));
-    const tt_type_t* vt = tt_shlo_type(f, p);
-    tt_val_t s0 = tt_l_convert(f, tt_l_reshape(f, c->args[5].vals[i], 0, NULL), dt);
-    tt_val_t step = tt_lt_splat(f, s0, vt->rank, vt->dims);
-    tt_val_t bc1 = tt__ew_sub(f, k(f, p, 1.0), tt_l_binary(f, "stablehlo.power", k(f, p, beta1), step));
-    tt_val_t bc2 = tt__ew_sub(f, k(f, p, 1.0), tt_l_binary(f, "stablehlo.power", k(f, p, beta2), step));
-    tt_val_t step_size = tt__ew_div(f, lr, bc1);
-    tt_val_t bc2_sqrt = tt_l_unary(f, "stablehlo.sqrt", bc2);
+    /* exp_avg.lerp_(grad, 1 - beta1): the weight is a constant, so is its side */
+    tt_val_t w = k(f, p, 1.0 - beta1), d = tt__ew_sub(f, g, m);
+    if (fabs((double)(float)(1.0 - beta1)) < 0.5) m = tt__ew_add(f, m, tt__ew_mul(f, w, d));
+    else m = tt__ew_sub(f, g, tt__ew_mul(f, d, tt__ew_sub(f, k(f, p, 1.0), w)));
+    v = tt__ew_add(f, tt__ew_mulk(f, v, beta2), tt__ew_mul(f, tt__ew_mul(f, k(f, p, 1.0 - beta2), g), g));
     tt_val_t vv = v;
     if (amsgrad) {
       tt_val_t mx = tt_l_convert(f, c->args[4].vals[i], dt);
@@ -97,7 +121,7 @@ static tt_status_t lower_adam(tt_lctx_t* c) {
       nmax[i] = vv;
     }
     tt_val_t denom = tt__ew_add(f, tt__ew_div(f, tt_l_unary(f, "stablehlo.sqrt", vv), bc2_sqrt), k(f, p, eps));
-    p = tt__ew_sub(f, p, tt__ew_div(f, tt__ew_mul(f, step_size, m), denom));
+    p = tt__ew_add(f, p, tt__ew_div(f, tt__ew_mul(f, neg_step_size, m), denom));
     np[i] = p, nm[i] = m, nv[i] = v;
   }
   ostate_t o = {c, f, 0};
