@@ -94,3 +94,34 @@ def test_fused_adam_grad_scale_and_found_inf():
         torch.testing.assert_close(p.detach().cpu(), before.cpu())  # skipped step
     for a, b in zip(st["cpu"], st["tpu"]):
         torch.testing.assert_close(b.cpu(), a, **TOL)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_grad_scaler_training_matches_cpu(fused):
+    """torch.amp.GradScaler("tpu") with float16 autocast: _amp_foreach_non_finite_check_and_unscale_
+    and _amp_update_scale_ as on the CPU. A huge initial scale overflows the float16 gradients
+    first (steps skipped, the scale backed off), then training proceeds and the scale grows
+    every growth_interval steps; weights, scale and growth tracker equal CPU's."""
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    tpu = copy.deepcopy(cpu).to(dev)
+    runs = []
+    for m, d in ((cpu, "cpu"), (tpu, "tpu")):
+        opt = torch.optim.Adam(m.parameters(), lr=0.01, fused=fused)
+        scaler = torch.amp.GradScaler(d, init_scale=2.0 ** 40, growth_interval=3)
+        scales = []
+        for s in range(12):
+            x = torch.randn(5, 6, generator=torch.Generator().manual_seed(s)).to(d)
+            with torch.autocast(d, dtype=torch.float16):
+                loss = m(x).float().square().mean()
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            scales.append(scaler.get_scale())
+        runs.append((scales, [p.detach().cpu() for p in m.parameters()], scaler._growth_tracker.item()))
+    (sc, pc, gc), (st, pt, gt) = runs
+    assert st == sc and gt == gc
+    assert sc[0] < 2.0 ** 40 and max(sc[5:]) > min(sc[5:])  # backed off, then grew
+    for a, b in zip(pt, pc):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4)

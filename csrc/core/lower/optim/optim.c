@@ -169,7 +169,71 @@ static tt_status_t lower_sgd(tt_lctx_t* c) {
   return NULL;
 }
 
+/* ---- torch.amp.GradScaler ------------------------------------------------------------ */
+
+/* _amp_foreach_non_finite_check_and_unscale_(self[], found_inf, inv_scale):
+ * each tensor times inv_scale (in its opmath dtype; exact when inv_scale is
+ * 1, as CPU's skip of the product), found_inf set to 1 when any element of any
+ * tensor is inf or NaN (left as it was otherwise). Outputs: the tensors, then
+ * found_inf. */
+static tt_status_t lower_amp_unscale(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_larg_t* ts = &c->args[0];
+  if (ts->kind != TT_ARG_TENSORS || c->nout != ts->n + 1)
+    return tt_status_make(TT_INTERNAL, "%s: %d outputs for %d tensors", c->op->name, c->nout, ts->n);
+  tt_val_t inv = tt_l_reshape(f, c->args[2].val, 0, NULL), found = tt_lt_const0(f, TT_BOOL, 0.0);
+  for (int i = 0; i < ts->n; i++) {
+    const tt_type_t* t = tt_shlo_type(f, ts->vals[i]);
+    if (!tt_dtype_is_float(t->dtype))
+      return tt_status_make(TT_INVALID_ARGUMENT, "%s: gradients must be floating point, got %s", c->op->name,
+                            tt_dtype_name(t->dtype));
+    tt_dtype_t dt = tt_l_opmath(t->dtype);
+    tt_val_t x = tt_l_convert(f, ts->vals[i], dt);
+    tt_val_t bad = tt_l_unary(f, "stablehlo.not", tt__ew_cmpk(f, "LT", tt_l_unary(f, "stablehlo.abs", x), INFINITY));
+    uint32_t all = t->rank ? (1u << t->rank) - 1 : 0;
+    found = tt_l_binary(f, "stablehlo.or", found, tt_lt_reduce(f, bad, all, "stablehlo.or",
+                                                                  tt_lt_const0(f, TT_BOOL, 0.0)));
+    tt_val_t y = tt__ew_mul(f, x, tt_lt_splat(f, tt_l_convert(f, inv, dt), t->rank, t->dims));
+    TT_RETURN_IF_ERROR(tt_l_set_out(c, i, tt_l_convert(f, y, c->out_types[i].dtype)));
+  }
+  const tt_type_t* ft = &c->out_types[ts->n];
+  tt_val_t old = tt_l_convert(f, c->args[1].val, ft->dtype);
+  tt_val_t one = tt_lt_splat(f, tt_lt_const0(f, ft->dtype, 1.0), ft->rank, ft->dims);
+  return tt_l_set_out(c, ts->n, tt_l_select(f, tt_lt_splat(f, found, ft->rank, ft->dims), one, old));
+}
+
+/* _amp_update_scale_(self, growth_tracker, found_inf, growth_factor,
+ * backoff_factor, growth_interval): CPU's rule. found_inf != 0: scale *
+ * backoff (the product in f64, rounded to f32), tracker 0; else tracker + 1,
+ * and at growth_interval the scale times growth (unless that is not finite)
+ * and tracker 0. Outputs: scale, tracker. */
+static tt_status_t lower_amp_update_scale(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  if (c->nout != 2) return tt_status_make(TT_INTERNAL, "%s: expected 2 outputs", c->op->name);
+  const tt_type_t *st = &c->out_types[0], *gt = &c->out_types[1];
+  double growth = c->args[3].f, backoff = c->args[4].f;
+  int64_t interval = c->args[5].i;
+  tt_val_t scale = tt_l_reshape(f, c->args[0].val, 0, NULL);
+  tt_val_t tracker = tt_l_reshape(f, c->args[1].val, 0, NULL);
+  tt_val_t found = tt__ew_cmpk(f, "NE", tt_l_convert(f, tt_l_reshape(f, c->args[2].val, 0, NULL), TT_F32), 0.0);
+  tt_val_t s64 = tt_l_convert(f, scale, TT_F64);
+  tt_val_t backed = tt_l_convert(f, tt__ew_mulk(f, s64, backoff), st->dtype);
+  tt_val_t grown = tt_l_convert(f, tt__ew_mulk(f, s64, growth), st->dtype);
+  tt_val_t grown_ok = tt__ew_cmpk(f, "LT", tt_l_unary(f, "stablehlo.abs", grown), INFINITY);
+  tt_val_t succ = tt__ew_add(f, tracker, tt__ew_k(f, tracker, 1.0));
+  tt_val_t at_interval = tt__ew_cmpk(f, "EQ", succ, (double)interval);
+  tt_val_t zero = tt__ew_k(f, tracker, 0.0);
+  tt_val_t ns = tt_l_select(f, found, backed,
+                            tt_l_select(f, tt_l_binary(f, "stablehlo.and", at_interval, grown_ok), grown,
+                                        tt_l_convert(f, scale, st->dtype)));
+  tt_val_t nt = tt_l_select(f, found, zero, tt_l_select(f, at_interval, zero, succ));
+  TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, tt_l_reshape(f, ns, st->rank, st->dims)));
+  return tt_l_set_out(c, 1, tt_l_reshape(f, tt_l_convert(f, nt, gt->dtype), gt->rank, gt->dims));
+}
+
 const tt_lower_entry_t tt_lower_optim[] = {
+    {"aten::_amp_foreach_non_finite_check_and_unscale_", lower_amp_unscale, 0, 0},
+    {"aten::_amp_update_scale_", lower_amp_update_scale, 0, 0},
     {"aten::_fused_adam_", lower_adam, ADAM, 0},
     {"aten::_fused_adam_.tensor_lr", lower_adam, ADAM, 0},
     {"aten::_fused_adamw_", lower_adam, ADAMW, 0},
