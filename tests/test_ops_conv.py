@@ -293,3 +293,41 @@ def test_conv_mixed_dtypes_raise_like_cpu():
             fn("cpu")
         with pytest.raises(RuntimeError, match=re.escape(str(cpu.value))):
             fn("tpu")
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_conv_output_memory_format_follows_cpu(nd):
+    """A channels-last input or weight gives a channels-last output on CPU (oneDNN and its
+    float64 2-d kernel; its float64 3-d kernel gives a contiguous one): the same strides
+    on tpu, for convolutions and transposed ones, grouped, with and without bias; the
+    gradients' strides too."""
+    import itertools
+
+    import torch.nn.functional as F
+    cl = torch.channels_last if nd == 2 else torch.channels_last_3d
+    n = 0
+    for dt, xin, win, tr, groups in itertools.product([torch.float32, torch.float64, torch.bfloat16],
+                                                      [False, True], [False, True], [False, True], [1, 3]):
+        g = torch.Generator().manual_seed(n)
+        wshape = ((3, 4 if groups == 1 else 1) if tr else (6 if groups == 3 else 4, 3 // groups)) + (3,) * nd
+        x = torch.randn((2, 3) + (5,) * nd, generator=g).to(dt)
+        w = torch.randn(wshape, generator=g).to(dt)
+        b = torch.randn(wshape[1] * groups if tr else wshape[0], generator=g).to(dt)
+        if xin:
+            x = x.to(memory_format=cl)
+        if win:
+            w = w.to(memory_format=cl)
+        conv = (F.conv_transpose2d if nd == 2 else F.conv_transpose3d) if tr else (F.conv2d if nd == 2 else F.conv3d)
+        xc, wc = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        xt, wt = x.to(dev).requires_grad_(True), w.to(dev).requires_grad_(True)
+        y, yt = conv(xc, wc, b, groups=groups), conv(xt, wt, b.to(dev), groups=groups)
+        what = (dt, xin, win, tr, groups)
+        assert yt.stride() == y.stride(), (what, yt.stride(), y.stride())
+        tol = 5e-2 if dt == torch.bfloat16 else 1e-4
+        torch.testing.assert_close(yt.detach().cpu(), y.detach(), rtol=tol, atol=tol)
+        y.backward(torch.ones_like(y))
+        yt.backward(torch.ones_like(yt))
+        for a, c in ((xt.grad, xc.grad), (wt.grad, wc.grad)):  # (a size-1 dim's stride carries no layout)
+            assert [a.stride(d) for d in range(a.dim()) if a.shape[d] > 1] == \
+                [c.stride(d) for d in range(c.dim()) if c.shape[d] > 1], (what, a.stride(), c.stride())
+        n += 1

@@ -269,6 +269,26 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
     }
     return;
   }
+  // convolutions: CPU's kernels (oneDNN for float32 / reduced types, its own
+  // for float64) return a channels-last output when the input or the weight
+  // is channels-last (2-d and 3-d convolutions, transposed too), except its
+  // float64 3-d kernels, which return a contiguous one; the meta kernel's is
+  // always contiguous
+  if (name == "aten::convolution" || name == "aten::_convolution" || name == "aten::convolution_overrideable") {
+    if (args.size() < 2 || !args[0].isTensor() || !args[1].isTensor() || r.rets.empty() ||
+        r.rets[0].second.size() != 1)
+      return;
+    const at::Tensor &in = args[0].toTensor(), &w = args[1].toTensor();
+    TMeta& out = r.rets[0].second[0];
+    if (!in.defined() || !w.defined() || !out.defined || in.dim() != w.dim() || out.sizes.size() != (size_t)in.dim())
+      return;
+    at::MemoryFormat cl = in.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d;
+    bool want = (in.dim() == 4 || (in.dim() == 5 && in.scalar_type() != at::kDouble)) &&
+                (in.suggest_memory_format() == cl || w.suggest_memory_format() == cl);
+    if (want)
+      out.strides = at::empty(out.sizes, at::TensorOptions().device(at::kMeta).memory_format(cl)).strides().vec();
+    return;
+  }
   // SDPA's fused backward where CPU runs its flash kernel (attention.cpp): the
   // CPU's gradients of q, k, v are laid out as (B, L, H, E), whatever the
   // inputs' layout; the meta kernel's as the inputs
