@@ -1,4 +1,4 @@
-"""Fused optimizer steps (torch.optim's fused=True: _fused_adam_, _fused_adamw_,
+"""Fused optimizer steps (torch.optim's fused=True: _fused_adam_, _fused_adamw_, _fused_adagrad_,
 _fused_sgd_) on tpu against the same optimizers on the CPU, over several
 steps, with weight decay, amsgrad, maximize, nesterov, Tensor lr and
 grad_scale / found_inf as GradScaler passes them."""
@@ -125,3 +125,22 @@ def test_grad_scaler_training_matches_cpu(fused):
     assert sc[0] < 2.0 ** 40 and max(sc[5:]) > min(sc[5:])  # backed off, then grew
     for a, b in zip(pt, pc):
         torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("cfg", [{}, {"weight_decay": 0.1, "lr_decay": 0.01}, {"maximize": True, "lr": torch.tensor(0.05)},
+                                 {"initial_accumulator_value": 0.1}])
+def test_fused_adagrad_equals_cpu(dtype, cfg):
+    """_fused_adagrad_ (and .tensor_lr) as CPU's fused kernel computes it, bit for bit: the
+    step's lr in f64, constants rounded to the parameter's dtype (float16 / bfloat16)."""
+    w = torch.randn(33, 17, generator=torch.Generator().manual_seed(0)).to(dtype)
+    out = {}
+    for d in ("cpu", dev):
+        p = w.clone().to(d).requires_grad_(True)
+        o = torch.optim.Adagrad([p], fused=True, **{"lr": 0.1, **cfg})
+        for i in range(8):
+            p.grad = torch.randn(33, 17, generator=torch.Generator().manual_seed(i)).to(dtype).to(d)
+            o.step()
+        out[d] = (p.detach().cpu(), o.state[p]["sum"].cpu())
+    for a, b in zip(out[dev], out["cpu"]):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)

@@ -169,6 +169,54 @@ static tt_status_t lower_sgd(tt_lctx_t* c) {
   return NULL;
 }
 
+/* _fused_adagrad_(self[], grads[], state_sums[], state_steps[], lr, lr_decay,
+ * weight_decay, eps, maximize, grad_scale?, found_inf?) and .tensor_lr.
+ * As CPU's fused kernel: clr = lr / (1 + (step - 1) * lr_decay) in f64 from
+ * each tensor's step; sum += g * g; p -= clr * g / (sqrt(sum) + eps), in the
+ * opmath dtype with the constants rounded to the parameter's dtype first (as
+ * CPU's kernel rounds them for float16 / bfloat16). Outputs: params, grads,
+ * state_sums, then the steps when the schema marks them written (unchanged). */
+static tt_status_t lower_adagrad(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  int n = c->args[0].n, lists[3] = {1, 2, 3};
+  TT_RETURN_IF_ERROR(check_lists(c, lists, 3, n));
+  if (c->nout != 3 * n && c->nout != 4 * n)
+    return tt_status_make(TT_INTERNAL, "%s: %d outputs for %d tensors", c->op->name, c->nout, n);
+  double lr_decay = c->args[5].f, wd = c->args[6].f, eps = c->args[7].f;
+  bool maximize = c->args[8].i;
+  tt_val_t np[64], ng[64], ns[64];
+  if (n > 64) return tt_status_make(TT_UNIMPLEMENTED, "%s: more than 64 tensors in one call", c->op->name);
+  tt_val_t lr64 = arg_f64(c, 4), one = tt_lt_const0(f, TT_F64, 1.0);
+  for (int i = 0; i < n; i++) {
+    tt_val_t p0 = c->args[0].vals[i];
+    tt_dtype_t dt = tt_l_opmath(tt_shlo_type(f, p0)->dtype);
+    /* a constant rounded to the parameter's dtype, then in opmath */
+#define KQ(v) tt_l_convert(f, tt__ew_k(f, p0, (v)), dt)
+    tt_val_t p = tt_l_convert(f, p0, dt), g = tt_l_convert(f, c->args[1].vals[i], dt);
+    tt_val_t sum = tt_l_convert(f, c->args[2].vals[i], dt);
+    if (tt_lt_has(c, 9)) g = tt__ew_div(f, g, arg_like(c, 9, g));
+    ng[i] = g;
+    if (maximize) g = tt_l_unary(f, "stablehlo.negate", g);
+    if (wd != 0.0) g = tt__ew_add(f, g, tt__ew_mul(f, p, KQ(wd)));
+    sum = tt__ew_add(f, sum, tt__ew_mul(f, g, g));
+    tt_val_t step = tt_l_convert(f, tt_l_reshape(f, c->args[3].vals[i], 0, NULL), TT_F64);
+    tt_val_t clr = tt__ew_div(f, lr64, tt__ew_add(f, one, tt__ew_mulk(f, tt__ew_sub(f, step, one), lr_decay)));
+    const tt_type_t* pt = tt_shlo_type(f, p0);
+    tt_val_t clr_q = tt_l_convert(f, tt_lt_splat(f, tt_l_convert(f, clr, pt->dtype), pt->rank, pt->dims), dt);
+    tt_val_t std = tt__ew_add(f, tt_l_unary(f, "stablehlo.sqrt", sum), KQ(eps));
+    np[i] = tt__ew_sub(f, p, tt__ew_div(f, tt__ew_mul(f, clr_q, g), std));
+    ns[i] = sum;
+#undef KQ
+  }
+  ostate_t o = {c, f, 0};
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[0].vals[i], np[i], 10));
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[1].vals[i], ng[i], 10));
+  for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[2].vals[i], ns[i], 10));
+  if (c->nout == 4 * n)
+    for (int i = 0; i < n; i++) TT_RETURN_IF_ERROR(emit(&o, c->args[3].vals[i], c->args[3].vals[i], 10));
+  return NULL;
+}
+
 /* ---- torch.amp.GradScaler ------------------------------------------------------------ */
 
 /* _amp_foreach_non_finite_check_and_unscale_(self[], found_inf, inv_scale):
@@ -238,6 +286,8 @@ const tt_lower_entry_t tt_lower_optim[] = {
     {"aten::_fused_adam_.tensor_lr", lower_adam, ADAM, 0},
     {"aten::_fused_adamw_", lower_adam, ADAMW, 0},
     {"aten::_fused_adamw_.tensor_lr", lower_adam, ADAMW, 0},
+    {"aten::_fused_adagrad_", lower_adagrad, 0, 0},
+    {"aten::_fused_adagrad_.tensor_lr", lower_adagrad, 0, 0},
     {"aten::_fused_sgd_", lower_sgd, 0, 0},
     {"aten::_fused_sgd_.tensor_lr", lower_sgd, 0, 0},
 };
