@@ -2,7 +2,9 @@
 (one lowered op, forward and backward) where the bridge selects it, the math
 decomposition elsewhere. Randomized over shapes, masks, is_causal, scale,
 dtypes and layouts."""
+import copy
 import random
+import re
 
 import pytest
 import torch
@@ -200,3 +202,84 @@ def test_sdpa_one_program_in_strict():
         F.scaled_dot_product_attention(q, q, q, is_causal=True)
         torch.tpu.synchronize()
         assert torch.tpu._get_cache_stats()["requests"] - before == 1
+
+
+def _fast_path_ops(fn):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = set()
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.add(func.__name__.split(".")[0])
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        out = fn()
+    return out, seen
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("padding", [False, True])
+def test_multihead_attention_inference_fast_path(need_weights, padding):
+    """nn.MultiheadAttention in eval mode without grad, self-attention: PyTorch takes its
+    fast path (torch._native_multi_head_attention) on tpu as on CPU; same outputs."""
+    torch.manual_seed(0)
+    m = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    mt = copy.deepcopy(m).to("tpu")
+    x = torch.randn(3, 6, 16)
+    kpm = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False] + [True] * 5]) if padding else None
+    xt = x.to("tpu")
+    with torch.no_grad():
+        want = m(x, x, x, key_padding_mask=kpm, need_weights=need_weights)
+        got, ops = _fast_path_ops(lambda: mt(xt, xt, xt, key_padding_mask=None if kpm is None else kpm.to("tpu"),
+                                              need_weights=need_weights))
+    assert "_native_multi_head_attention" in ops
+    for g, w in zip(got, want):
+        if w is None:
+            assert g is None
+        else:
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_transformer_encoder_inference_fast_path(norm_first, activation):
+    """nn.TransformerEncoderLayer / TransformerEncoder in eval mode without grad take
+    torch._transformer_encoder_layer_fwd (on tpu as on CPU), with a key padding mask."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation=activation, batch_first=True,
+                                             norm_first=norm_first).eval()
+    enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    enct = copy.deepcopy(enc).to("tpu")
+    x = torch.randn(2, 5, 16)
+    kpm = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    with torch.no_grad():
+        want = enc(x, src_key_padding_mask=kpm)
+        got, ops = _fast_path_ops(lambda: enct(x.to("tpu"), src_key_padding_mask=kpm.to("tpu")))
+    assert "_transformer_encoder_layer_fwd" in ops
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_masked_softmax_and_qkv_rescale_match_cpu():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 5, 5, generator=g)
+    full = torch.rand(2, 3, 5, 5, generator=g) > 0.6
+    pad = torch.tensor([[False] * 5, [False] * 2 + [True] * 3])
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    for mask, dim, mt in ((full, None, None), (full, 2, 2), (pad, 3, 1), (causal, 3, 0)):
+        want = torch._masked_softmax(x, mask, dim, mt)
+        got = torch._masked_softmax(x.to("tpu"), mask.to("tpu"), dim, mt)
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-6, atol=1e-6, equal_nan=True)
+    for mask, mt in ((pad[:, :4], 1), (causal[:4], 0), (full[0], 2)):
+        with pytest.raises(RuntimeError) as e:
+            torch._masked_softmax(x, mask, 3, mt)
+        with pytest.raises(RuntimeError, match=re.escape(str(e.value))):
+            torch._masked_softmax(x.to("tpu"), mask.to("tpu"), 3, mt)
+    for dt in (torch.float32, torch.bfloat16):
+        qkv, bias = torch.randn(2, 4, 36, generator=g).to(dt), torch.randn(36, generator=g).to(dt)
+        want = torch._transform_bias_rescale_qkv(qkv, bias, 3)
+        got = torch._transform_bias_rescale_qkv(qkv.to("tpu"), bias.to("tpu"), 3)
+        for a, b in zip(got, want):
+            assert a.shape == b.shape and a.dtype == b.dtype
+            torch.testing.assert_close(a.cpu(), b, rtol=0, atol=0)

@@ -63,3 +63,16 @@ def test_large_f32():
     # HIGHEST precision: no reduced-precision passes
     a, b = make((128, 256)), make((256, 64), seed=1)
     check(torch.mm, a, b, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("use_gelu", [False, True])
+def test_addmm_activation_matches_cpu(dtype, use_gelu):
+    """_addmm_activation (TransformerEncoderLayer's fast path): relu, or CPU's exact gelu of
+    the product rounded to the dtype."""
+    g = torch.Generator().manual_seed(0)
+    b, m1, m2 = (torch.randn(s, generator=g).to(dtype) for s in ((5,), (3, 4), (4, 5)))
+    want = torch._addmm_activation(b, m1, m2, beta=0.5, alpha=2.0, use_gelu=use_gelu)
+    got = torch._addmm_activation(b.to("tpu"), m1.to("tpu"), m2.to("tpu"), beta=0.5, alpha=2.0, use_gelu=use_gelu)
+    tol = 2e-2 if dtype == torch.bfloat16 else 1e-5
+    torch.testing.assert_close(got.cpu(), want, rtol=tol, atol=tol)

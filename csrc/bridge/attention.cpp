@@ -11,8 +11,11 @@
 #include <ATen/Context.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/ops/_fused_sdp_choice_ops.h>
+#include <ATen/ops/_native_multi_head_attention_native.h>
+#include <ATen/ops/_transformer_encoder_layer_fwd_native.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/native/transformers/attention.h>
+#include <torch/library.h>
 
 namespace torch_tpu {
 namespace {
@@ -86,4 +89,15 @@ int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 
 namespace at::native {
 REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &torch_tpu::tpu_sdp_choice)
+}
+
+// The inference fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
+// (eval mode, no grad: torch._native_multi_head_attention and
+// torch._transformer_encoder_layer_fwd, which PyTorch takes for PrivateUse1
+// devices too): PyTorch's own implementations, written in ATen ops (the
+// device-specific pieces, _transform_bias_rescale_qkv and _masked_softmax, are
+// lowered by the core). Nothing of the ops' semantics is restated here.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_native_multi_head_attention", &at::native::native_multi_head_attention_cpu);
+  m.impl("_transformer_encoder_layer_fwd", &at::native::transformer_encoder_layer_forward);
 }

@@ -201,6 +201,37 @@ bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVa
     emit(schema, args.size(), {like(tensor(1))}, r);
     return true;
   }
+  // the inference fast paths of nn.MultiheadAttention / TransformerEncoderLayer
+  if (name == "aten::_masked_softmax") {
+    const at::Tensor &x = tensor(0), &m = tensor(1);
+    TORCH_CHECK(m.scalar_type() == at::kBool, "Mask should be a boolean tensor");
+    int64_t mt = args[3].isNone() ? 2 : args[3].toInt();
+    if (m.sizes() != x.sizes()) {  // CPU's shapes: the mask's own, (B, L) or (L, L) of a (B, H, L, L) input
+      bool four = x.dim() == 4 && m.dim() == 2;
+      if (mt == 1 && x.dim() == 4) {
+        TORCH_CHECK(four && m.size(0) == x.size(0) && m.size(1) == x.size(3),
+                    "For mask_type == 1 mask shape should be (B, L)");
+      } else if (mt == 0 && x.dim() == 4) {
+        TORCH_CHECK(four && m.size(0) == x.size(2) && m.size(1) == x.size(3),
+                    "For mask_type == 0 mask shape should be (L, L)");
+      } else {
+        TORCH_CHECK(false, "For mask_type == 2 mask shape should match input shape");
+      }
+    }
+    if (!args[2].isNone()) at::maybe_wrap_dim(args[2].toInt(), x.dim());
+    emit(schema, args.size(), {like(x)}, r);
+    return true;
+  }
+  if (name == "aten::_transform_bias_rescale_qkv") {
+    const at::Tensor& qkv = tensor(0);
+    int64_t nh = args[2].toInt();
+    TORCH_CHECK(qkv.dim() == 3 && qkv.size(2) % 3 == 0 && nh > 0 && (qkv.size(2) / 3) % nh == 0,
+                "_transform_bias_rescale_qkv: qkv of shape [B, T, 3 * D] with D divisible by num_heads expected");
+    std::vector<int64_t> sh = {qkv.size(0), nh, qkv.size(1), qkv.size(2) / 3 / nh};
+    emit(schema, args.size(), {contiguous(sh, qkv.scalar_type()), contiguous(sh, qkv.scalar_type()),
+                               contiguous(sh, qkv.scalar_type())}, r);
+    return true;
+  }
   if (name == "aten::_logcumsumexp") {
     at::maybe_wrap_dim(args[1].toInt(), tensor(0).dim());
     emit(schema, args.size(), {like(tensor(0))}, r);

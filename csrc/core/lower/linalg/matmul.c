@@ -3,9 +3,11 @@
  * reduced-precision passes). f16/bf16 multiply in f32 and round once at the
  * end, as PyTorch CPU accumulates in f32; integers multiply in their own
  * dtype (wrap-around equals PyTorch's). */
+#include <math.h>
 #include <stdio.h>
 
 #include "../lower_tensor_util.h"
+#include "../elementwise/lower_elementwise.h"
 #include "../tt_lower_tables.h"
 
 enum mm_kind { MM, BMM, MV, DOT, ADDMM, BADDBMM, ADDMV, ADDBMM, ADDR, ADDMM_ACT };
@@ -130,9 +132,14 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
     term = tt_l_select(f, tt_l_compare(f, "EQ", beta, zero), zero, term);
     r = tt_l_binary(f, addop, term, r);
     if (kind == ADDMM_ACT) {
-      if (c->args[ialpha + 1].i)
-        return tt_status_make(TT_UNIMPLEMENTED, "%s: use_gelu=True is not supported", c->op->name);
-      r = tt_lt_minmax(f, "stablehlo.maximum", r, zero); /* relu keeps NaN */
+      if (c->args[ialpha + 1].i) { /* CPU: the product rounded to the dtype, then gelu_ (erf form) */
+        tt_dtype_t od = c->out_types[0].dtype, om = tt_l_opmath(od);
+        tt_val_t x = tt_l_convert(f, tt_l_convert(f, r, od), om);
+        tt_val_t e = tt__ew_addk(f, tt__ew_erf(f, tt__ew_mulk(f, x, M_SQRT1_2)), 1.0);
+        r = tt__ew_mul(f, tt__ew_mulk(f, x, 0.5), e);
+      } else {
+        r = tt_lt_minmax(f, "stablehlo.maximum", r, zero); /* relu keeps NaN */
+      }
     }
   }
   return tt_l_set_out(c, 0, r);

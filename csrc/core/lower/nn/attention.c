@@ -236,7 +236,67 @@ static tt_status_t lower_sdpa_bwd(tt_lctx_t* c) {
   return NULL;
 }
 
+/* ---- the inference fast paths of nn.MultiheadAttention / TransformerEncoderLayer ---- */
+
+/* _masked_softmax(self, mask, dim?, mask_type?): softmax over dim (default the
+ * last) with the mask's true positions at -inf, as CPU's kernel computes it
+ * (a row masked whole gives NaN there too). The mask has self's shape, or
+ * (B, L) of a (B, H, L, L) self for mask_type 1 (a key padding mask), (L, L)
+ * for mask_type 0 (the bridge's meta rule checks which). */
+static tt_status_t lower_masked_softmax(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  tt_dtype_t acc = tt_l_opmath(c->out_types[0].dtype);
+  tt_val_t x = tt_l_convert(f, c->args[0].val, acc);
+  const tt_type_t xt = *tt_shlo_type(f, x), mt = *tt_shlo_type(f, c->args[1].val);
+  int64_t bd[TT_MAX_RANK];
+  if (mt.rank == xt.rank) {
+    for (int d = 0; d < xt.rank; d++) bd[d] = d;
+  } else if (mt.rank == 2 && xt.rank == 4) {
+    bool padding = c->args[3].kind == TT_ARG_INT && c->args[3].i == 1;
+    bd[0] = padding ? 0 : 2;
+    bd[1] = 3;
+  } else {
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: mask of rank %d for an input of rank %d", c->op->name, mt.rank,
+                          xt.rank);
+  }
+  tt_val_t m = tt_lt_bcast_in_dim(f, tt_l_convert(f, c->args[1].val, TT_BOOL), xt.rank, xt.dims, bd);
+  int64_t dim = c->args[2].kind == TT_ARG_INT ? tt_l_wrap_dim(c->args[2].i, xt.rank) : xt.rank - 1;
+  uint32_t mask = xt.rank ? 1u << dim : 0u;
+  x = tt_l_select(f, m, tt_shlo_const(f, &xt, -INFINITY), x);
+  tt_val_t d = SUB(x, tt_lt_expand(f, tt_lt_extreme(f, x, mask, true), &xt, mask));
+  tt_val_t e = tt_l_unary(f, "stablehlo.exponential", d);
+  return tt_l_set_out(c, 0, DIV(e, tt_lt_expand(f, tt_lt_sum(f, e, mask), &xt, mask)));
+}
+
+/* _transform_bias_rescale_qkv(qkv (B, T, 3D), qkv_bias (3D), num_heads) ->
+ * q, k, v (B, H, T, D / H): the projections plus their bias, q times
+ * 1 / sqrt(D / H), each op rounded in the dtype as CPU's kernel does. */
+static tt_status_t lower_qkv_rescale(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t qt = *tt_shlo_type(f, c->args[0].val);
+  int64_t h = c->args[2].i;
+  if (qt.rank != 3 || h <= 0 || qt.dims[2] % (3 * h))
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: qkv of shape [B, T, 3 * D], D divisible by num_heads", c->op->name);
+  int64_t b = qt.dims[0], t = qt.dims[1], dm = qt.dims[2] / 3, dh = dm / h;
+  int64_t bdims[1] = {2};
+  tt_val_t x = ADD(c->args[0].val, tt_lt_bcast_in_dim(f, c->args[1].val, 3, qt.dims, bdims));
+  /* CPU: scalar_t inv = 1.0 / std::sqrt(scalar_t(dh)), the root in the dtype's precision */
+  double inv = qt.dtype == TT_F64 ? 1.0 / sqrt((double)dh) : 1.0 / (double)sqrtf((float)dh);
+  for (int j = 0; j < 3; j++) {
+    tt_val_t p = tt_lt_slice_dim(f, x, 2, j * dm, (j + 1) * dm);
+    if (j == 0) p = MUL(p, tt_shlo_const(f, tt_shlo_type(f, p), inv));
+    int64_t d4[4] = {b, t, h, dh}, perm[4] = {0, 2, 1, 3};
+    p = tt_l_transpose(f, tt_l_reshape(f, p, 4, d4), perm);
+    TT_RETURN_IF_ERROR(tt_l_set_out(c, j, p));
+  }
+  return NULL;
+}
+
 const tt_lower_entry_t tt_lower_attention[] = {
+    {"aten::_masked_softmax", lower_masked_softmax, 0, 0},
+    {"aten::_masked_softmax.out", lower_masked_softmax, 0, 0},
+    {"aten::_transform_bias_rescale_qkv", lower_qkv_rescale, 0, 0},
+    {"aten::_transform_bias_rescale_qkv.out", lower_qkv_rescale, 0, 0},
     {"aten::_scaled_dot_product_fused_attention_overrideable", lower_sdpa, 0, 0},
     {"aten::_scaled_dot_product_fused_attention_overrideable_backward", lower_sdpa_bwd, 0, 0},
 };
