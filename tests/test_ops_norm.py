@@ -341,3 +341,41 @@ def test_saved_statistics_match_cpu_metadata(dtype, training):
     for r, g in zip(ref, got):
         assert g.shape == r.shape and g.dtype == r.dtype
         torch.testing.assert_close(g.cpu(), r, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_weight_norm_matches_cpu(dtype, dim):
+    """torch._weight_norm (weight_norm's parametrization): dims 0 and -1 take the fused
+    _weight_norm_interface and its backward (lowered), others the decomposition; w and the
+    gradients of v and g as on CPU."""
+    g = torch.Generator().manual_seed(0)
+    v = torch.randn(4, 3, 5, generator=g).to(dtype)
+    shape = [1, 1, 1]
+    shape[dim] = v.shape[dim]
+    gain = torch.randn(shape, generator=g).to(dtype)
+    vc, gc = v.clone().requires_grad_(True), gain.clone().requires_grad_(True)
+    vt, gt = v.to("tpu").requires_grad_(True), gain.to("tpu").requires_grad_(True)
+    w, wt = torch._weight_norm(vc, gc, dim), torch._weight_norm(vt, gt, dim)
+    grad = torch.randn(w.shape, generator=g).to(dtype)
+    w.backward(grad)
+    wt.backward(grad.to("tpu"))
+    tol = {torch.float32: 1e-6, torch.bfloat16: 1e-2, torch.float64: 1e-12}[dtype]
+    for a, b in ((wt, w), (vt.grad, vc.grad), (gt.grad, gc.grad)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        torch.testing.assert_close(a.detach().cpu(), b.detach(), rtol=tol, atol=tol)
+
+
+def test_weight_norm_module_trains_like_cpu():
+    torch.manual_seed(0)
+    m = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(5, 4))
+    mt = copy.deepcopy(m).to("tpu")
+    oc, ot = torch.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(mt.parameters(), lr=0.1)
+    for s in range(3):
+        x = torch.randn(3, 5, generator=torch.Generator().manual_seed(s))
+        for mod, o, xx in ((m, oc, x), (mt, ot, x.to("tpu"))):
+            o.zero_grad()
+            mod(xx).square().sum().backward()
+            o.step()
+    for p, q in zip(mt.parameters(), m.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)

@@ -1,5 +1,5 @@
 /* Tests of the norm and loss lowering families (batch norm, group norm,
- * embedding_bag, pointwise losses) against values computed in C. */
+ * embedding_bag, weight norm, pointwise losses) against values computed in C. */
 #include "lower_check.h"
 
 /* x: N=2, C=2, L=3 */
@@ -249,6 +249,41 @@ static void check_losses(tt_pjrt_t* p) {
   lc_free(&r);
 }
 
+/* weight norm over dim 0 of v = [[3, 4], [0, -2]], g = [[2], [1]]: norms 5, 2;
+ * w = v * g / norm; backward with grad_w = [[1, 1], [1, 0]] */
+static void check_weight_norm(tt_pjrt_t* p) {
+  const float v[4] = {3, 4, 0, -2}, g[2] = {2, 1}, gw[4] = {1, 1, 1, 0};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 2, 2), v), lc_tensor(TY(TT_F32, 2, 1), g), INT(0)};
+  tt_type_t ot[2] = {TY(TT_F32, 2, 2), TY(TT_F32, 2, 1)};
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::_weight_norm_interface", a, 3, ot, 2, &r));
+  WANT_F32(r, 0, 4, 1e-6, 1.2f, 1.6f, 0, -1);
+  WANT_F32(r, 1, 2, 1e-6, 5, 2);
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 2, 2), gw), lc_tensor(TY(TT_F32, 2, 2), v), lc_tensor(TY(TT_F32, 2, 1), g),
+                  lc_tensor(TY(TT_F32, 2, 1), r.out[1]), INT(0)};
+  lc_result_t rb;
+  bool ok = lc_run(p, "aten::_weight_norm_interface_backward", b, 5, ot, 2, &rb);
+  lc_free(&r);
+  TT_CHECK(ok);
+  /* grad_g = sum(gw * v) / norm: 7 / 5, 0 / 2; grad_v = a * gw - (a * grad_g / norm) * v */
+  WANT_F32(rb, 0, 4, 1e-6, 0.4f - 0.112f * 3, 0.4f - 0.112f * 4, 0.5f, 0);
+  WANT_F32(rb, 1, 2, 1e-6, 1.4f, 0);
+  lc_free(&rb);
+  th_arg_t mid[] = {lc_tensor(TY(TT_F32, 2, 2, 2), (const float[8]){0}), lc_tensor(TY(TT_F32, 1, 2, 1), g), INT(1)};
+  tt_type_t mo[2] = {TY(TT_F32, 2, 2, 2), TY(TT_F32, 1, 2, 1)};
+  void* none[2] = {NULL, NULL};
+  tt_status_t st = th_run(p, "aten::_weight_norm_interface", mid, 3, mo, 2, none, NULL);
+  TT_CHECK(st && strstr(tt_status_message(st), "first or last dim"));
+  tt_status_free(st);
+  free(none[0]);
+  free(none[1]);
+}
+
+static void test_weight_norm(void) {
+  if (lc_new) check_weight_norm(lc_new);
+  if (!tt__cur_failed && lc_old) check_weight_norm(lc_old);
+}
+
 static void test_losses(void) {
   if (lc_new) check_losses(lc_new);
   if (!tt__cur_failed && lc_old) check_losses(lc_old);
@@ -295,6 +330,7 @@ int main(void) {
   TT_RUN(test_bn_eval_and_bwd);
   TT_RUN(test_group_norm);
   TT_RUN(test_embedding_bag);
+  TT_RUN(test_weight_norm);
   TT_RUN(test_losses);
   TT_RUN(test_loss_logits_and_bwd);
   lc_close();

@@ -1,7 +1,8 @@
 /* The norm family: batch norm (every ATen variant, forward and backward,
  * running statistics) and group norm (+ backward). Layer norm lives in nn.c;
- * instance norm decomposes into batch norm. The embedding_bag rows are listed
- * here too (their functions are in norm_embedding_bag.c).
+ * instance norm decomposes into batch norm. The embedding_bag and weight norm
+ * rows are listed here too (their functions are in norm_embedding_bag.c and
+ * norm_weight.c).
  *
  * Numerics follow PyTorch's CPU kernels: statistics in the opmath dtype (f32
  * for f16/bf16), two-pass variance, `1 / sqrt(var + eps)`, the output as
@@ -16,6 +17,9 @@
 tt_status_t tt__norm_embedding_bag(tt_lctx_t* c);
 tt_status_t tt__norm_embedding_bag_bwd(tt_lctx_t* c);
 tt_status_t tt__norm_embedding_bag_psw_bwd(tt_lctx_t* c);
+/* norm_weight.c */
+tt_status_t tt__norm_weight_norm(tt_lctx_t* c);
+tt_status_t tt__norm_weight_norm_bwd(tt_lctx_t* c);
 
 #define ADD(a, b) tt_l_binary(f, "stablehlo.add", a, b)
 #define SUB(a, b) tt_l_binary(f, "stablehlo.subtract", a, b)
@@ -333,6 +337,10 @@ const tt_lower_entry_t tt_lower_norm[] = {
     ROW("native_group_norm.out", lower_group_norm, 0),
     ROW("native_group_norm_backward", lower_group_norm_bwd, 0),
     ROW("native_group_norm_backward.out", lower_group_norm_bwd, 0),
+    ROW("_weight_norm_interface", tt__norm_weight_norm, 0),
+    ROW("_weight_norm_interface.out", tt__norm_weight_norm, 0),
+    ROW("_weight_norm_interface_backward", tt__norm_weight_norm_bwd, 0),
+    ROW("_weight_norm_interface_backward.out", tt__norm_weight_norm_bwd, 0),
     ROW("_embedding_bag", tt__norm_embedding_bag, 0),
     ROW("_embedding_bag.out", tt__norm_embedding_bag, 0),
     ROW("_embedding_bag_forward_only", tt__norm_embedding_bag, 0),
