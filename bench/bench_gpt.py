@@ -288,14 +288,14 @@ def main():
     if args.first_step:
         return first_step_child(*args.first_step)
     torch.set_num_threads(os.cpu_count() or 1)
-    steps = {"tiny": 10 if args.quick else 30, "mini": 10 if args.quick else 15}
+    steps = {"tiny": 10 if args.quick else 50, "mini": 10 if args.quick else 15}
     warm = 3 if args.quick else 5
     rows, progs = {}, {}
     # The machine's speed drifts (a shared 2-core VM: the same CPU eager step
     # measured 3.4 ms and 4.9 ms in two runs minutes apart), so the modes are
     # measured in interleaved rounds and each reported time is the median of
     # its rounds' medians.
-    rounds = {"tiny": 2 if args.quick else 5, "mini": 1 if args.quick else 2}
+    rounds = {"tiny": 2 if args.quick else 9, "mini": 1 if args.quick else 3}
     for size in args.sizes.split(","):
         per = {m: [] for m in ("strict", "fused", "cpu", "jax")}
         for k in range(rounds[size]):

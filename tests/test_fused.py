@@ -215,6 +215,38 @@ def test_forward_backward_step_is_one_program():
     assert n == 1, f"forward + backward ran as {n} programs"
 
 
+def test_backward_starts_a_program_for_the_forward():
+    """Where autograd's device thread takes over the recording, the forward
+    recorded so far runs as one program while the backward is recorded; the
+    backward is one program of its own."""
+    torch.manual_seed(0)
+    mc = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()) for _ in range(6)])
+    m = _copy_to(mc, DEV)
+    x = torch.randn(5, 8)
+    xd = x.to(DEV)
+    torch.tpu.synchronize()
+    with torch_tpu.eager_mode("fused"):
+        e0 = stats()["executions"]
+        loss = m(xd).square().mean()
+        assert stats()["executions"] == e0 and pending() >= 8
+        loss.backward()
+        after_backward = stats()["executions"] - e0
+        still_recorded = pending()
+        got = [p.grad.cpu() for p in m.parameters()]
+        n = stats()["executions"] - e0
+    mc(x).square().mean().backward()
+    for g, p in zip(got, mc.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
+    assert after_backward == 1, f"the forward ran as {after_backward} programs"
+    assert still_recorded > 0
+    assert n == 2, f"forward + backward ran as {n} programs"
+
+
+def _copy_to(m, dev):
+    import copy
+    return copy.deepcopy(m).to(dev)
+
+
 def test_training_loop_settles_on_cached_programs():
     """50 AdamW steps without host reads: the repeated-block detector cuts the
     graph at the same places every step, so the programs compiled stay few."""

@@ -127,6 +127,7 @@ struct tt_runtime {
   size_t* node_refs;          /* owned: per recorded call, its first entry in graph_refs */
   int capnode_refs;
   int fuse_max_ops;           /* graph-size limit */
+  pthread_t graph_thread;     /* the thread that recorded the newest call */
   uint64_t* lowered;          /* owned: open-addressed set of call hashes whose lowering ran
                                  (0 = empty slot): checked once, at record time */
   size_t nlowered, caplowered;

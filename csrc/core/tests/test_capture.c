@@ -1,5 +1,8 @@
 /* Tests of captured programs (runtime/capture.c) without Python: a capture
- * replayed on other inputs, in-place results, refusals, stale programs. */
+ * replayed on other inputs, in-place results, refusals, stale programs; and
+ * of where Fused Eager cuts its graph (runtime/fuse.c). */
+#include <pthread.h>
+
 #include "runtime_test_util.h"
 
 /* out = a + alpha * b (all dense f32 of n) */
@@ -221,11 +224,83 @@ static void check_refusals(tt_runtime_t* rt) {
 }
 static void test_refusals(void) { FOR_EACH_RT(check_refusals); }
 
+/* ---- Fused Eager: a cut where another thread starts recording ---------------------- */
+
+typedef struct {
+  tt_runtime_t* rt;
+  tt_storage_t *a, *b, *o;
+  int64_t executions; /* programs run by the time its call was recorded */
+  tt_status_t st;
+} other_thread_t;
+
+static void* record_on_other_thread(void* p) {
+  other_thread_t* t = p;
+  tt_runtime_set_mode(TT_MODE_FUSED);
+  t->st = add(t->rt, t->a, t->b, 1.0, t->o, 64);
+  tt_runtime_stats_t s;
+  tt_runtime_get_stats(t->rt, -1, &s);
+  t->executions = s.executions;
+  tt_runtime_set_mode(TT_MODE_STRICT);
+  return NULL;
+}
+
+/* Records `calls` adds (o = o + 2b, from a) on this thread, then one on
+ * another thread: the graph runs before the other thread's call if it held
+ * at least 8 calls (so autograd's backward thread starts a program for the
+ * forward recorded before it), and never inside a capture. */
+static void thread_cut(tt_runtime_t* rt, int calls, bool capture, bool want_cut) {
+  tt_storage_t *a = NULL, *b = NULL, *o = NULL, *o2 = NULL;
+  TT_CHECK_OK(iota_storage(rt, 0, TT_F32, 64, &a));
+  TT_CHECK_OK(iota_storage(rt, 0, TT_F32, 64, &b));
+  TT_CHECK_OK(tt_storage_create(rt, 0, 64 * 4, &o));
+  TT_CHECK_OK(tt_storage_create(rt, 0, 64 * 4, &o2));
+  TT_CHECK_OK(tt_runtime_flush(rt));
+  tt_runtime_stats_t s0, s1;
+  tt_runtime_get_stats(rt, -1, &s0);
+  if (capture) TT_CHECK_OK(tt_capture_begin(rt));
+  tt_runtime_set_mode(TT_MODE_FUSED);
+  TT_CHECK_OK(add(rt, a, b, 0.0, o, 64)); /* o = a */
+  for (int i = 1; i < calls; i++) TT_CHECK_OK(add(rt, o, b, 2.0, o, 64));
+  other_thread_t t = {rt, o, b, o2, -1, NULL};
+  pthread_t th;
+  TT_CHECK(pthread_create(&th, NULL, record_on_other_thread, &t) == 0);
+  pthread_join(th, NULL);
+  TT_CHECK_OK(t.st);
+  TT_CHECK(t.executions == s0.executions + (want_cut ? 1 : 0));
+  tt_runtime_set_mode(TT_MODE_STRICT);
+  if (capture) tt_capture_abort(rt);
+  TT_CHECK_OK(tt_runtime_flush(rt));
+  tt_runtime_get_stats(rt, -1, &s1);
+  TT_CHECK(s1.executions == s0.executions + (want_cut ? 2 : 1));
+  /* o = i + 2 (calls - 1) * i, o2 = o + i */
+  float got[64], got2[64];
+  read_f32(rt, o, 64, got);
+  read_f32(rt, o2, 64, got2);
+  for (int i = 0; i < 64 && !tt__cur_failed; i++) {
+    float want = (float)i * (float)(2 * calls - 1);
+    if (got[i] != want || got2[i] != want + (float)i)
+      FAILF("calls=%d: o[%d] = %g, o2[%d] = %g; expected %g, %g", calls, i, (double)got[i], i,
+            (double)got2[i], (double)want, (double)(want + (float)i));
+  }
+  tt_storage_release(a);
+  tt_storage_release(b);
+  tt_storage_release(o);
+  tt_storage_release(o2);
+}
+
+static void check_thread_cut(tt_runtime_t* rt) {
+  SUB(thread_cut(rt, 8, false, true));
+  SUB(thread_cut(rt, 7, false, false));
+  SUB(thread_cut(rt, 12, true, false));
+}
+static void test_thread_cut(void) { FOR_EACH_RT(check_thread_cut); }
+
 int main(void) {
   open_runtimes();
   TT_RUN(test_replay);
   TT_RUN(test_host_values);
   TT_RUN(test_refusals);
+  TT_RUN(test_thread_cut);
   close_runtimes();
   TT_REPORT();
 }
