@@ -27,6 +27,7 @@
   X(index_more)              \
   X(index_more_misc)         \
   X(random_more)             \
+  X(random_dist)             \
   X(index_more_search)       \
   X(scan)                    \
   X(special)                 \

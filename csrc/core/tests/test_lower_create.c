@@ -1,5 +1,7 @@
 /* Tests of the create lowering family: fills, ranges, eye, and the random
  * fillers (distribution properties, determinism per seed). */
+#include <float.h>
+
 #include "lower_check.h"
 
 static void test_fill_zero(void) {
@@ -168,6 +170,59 @@ static void test_random_bernoulli(void) {
   lc_free(&r);
 }
 
+/* The torch.distributions samplers (random_dist.c): gamma and Poisson moments,
+ * CPU's edge values, one seed's numbers repeated; the gamma sample's gradient
+ * at points of each of its three regimes (CPU's values). */
+static void test_distributions(void) {
+  if (!lc_new) return;
+  static float alpha[N], lam[N];
+  for (int i = 0; i < N; i++) {
+    alpha[i] = i % 2 ? 2.5f : 0.4f;
+    lam[i] = i % 2 ? 3.0f : 25.0f;
+  }
+  alpha[0] = 0.0f;
+  lam[0] = 0.0f;
+  tt_type_t ot = TY(TT_F32, N);
+  lc_result_t r, r2;
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, N), alpha), NONE(), lc_rng(lc_seed_a)};
+  TT_CHECK(lc_run(lc_new, "aten::_standard_gamma", a, 3, &ot, 1, &r));
+  TT_CHECK(lc_run(lc_new, "aten::_standard_gamma", a, 3, &ot, 1, &r2));
+  TT_CHECK(memcmp(r.out[0], r2.out[0], sizeof(float) * N) == 0);
+  const float* g = r.out[0];
+  TT_CHECK(g[0] == FLT_MIN); /* alpha 0: the smallest normal float, as on CPU */
+  double s[2] = {0, 0}, ss[2] = {0, 0};
+  for (int i = 1; i < N; i++) {
+    TT_CHECK(g[i] >= FLT_MIN && isfinite(g[i]));
+    s[i % 2] += g[i];
+    ss[i % 2] += (double)g[i] * g[i];
+  }
+  int n1 = N / 2, n0 = N / 2 - 1;
+  double m0 = s[0] / n0, m1 = s[1] / n1, v0 = ss[0] / n0 - m0 * m0, v1 = ss[1] / n1 - m1 * m1;
+  TT_CHECK(fabs(m0 - 0.4) < 0.05 && fabs(v0 - 0.4) < 0.1 && fabs(m1 - 2.5) < 0.12 && fabs(v1 - 2.5) < 0.4);
+  lc_free(&r);
+  lc_free(&r2);
+  th_arg_t p[] = {lc_tensor(TY(TT_F32, N), lam), NONE(), lc_rng(lc_seed_b)};
+  TT_CHECK(lc_run(lc_new, "aten::poisson", p, 3, &ot, 1, &r));
+  const float* k = r.out[0];
+  TT_CHECK(k[0] == 0.0f);
+  double ks[2] = {0, 0};
+  for (int i = 1; i < N; i++) {
+    TT_CHECK(k[i] >= 0 && k[i] == floorf(k[i]));
+    ks[i % 2] += k[i];
+  }
+  TT_CHECK(fabs(ks[0] / n0 - 25.0) < 0.6 && fabs(ks[1] / n1 - 3.0) < 0.2);
+  lc_free(&r);
+  /* d sample / d alpha: x < 0.8, alpha > 8 near and away from alpha, the rational fit */
+  const double al[5] = {0.5, 20.0, 20.0, 3.0, 9.0}, xs[5] = {0.3, 21.0, 12.0, 2.0, 30.0};
+  const double want[5] = {1.0098019827369256, 1.033152750373495, 0.7725959054368412, 0.856564023915415,
+                          1.7521431295560423}; /* PyTorch CPU's */
+  tt_type_t t5 = TY(TT_F64, 5);
+  th_arg_t gg[] = {lc_tensor(t5, al), lc_tensor(t5, xs)};
+  TT_CHECK(lc_run(lc_new, "aten::_standard_gamma_grad", gg, 2, &t5, 1, &r));
+  for (int i = 0; i < 5; i++) TT_CHECK(fabs(((double*)r.out[0])[i] - want[i]) < 1e-6 * fabs(want[i]));
+  lc_free(&r);
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_fill_zero);
@@ -176,6 +231,7 @@ int main(void) {
   TT_RUN(test_uniform);
   TT_RUN(test_normal_exponential);
   TT_RUN(test_random_bernoulli);
+  TT_RUN(test_distributions);
   lc_close();
   TT_REPORT();
 }
