@@ -155,3 +155,56 @@ def test_gamma_rsample_gradient():
     want_rate = (-sc / r**2 * w).sum(0)
     torch.testing.assert_close(conc.grad.cpu(), want_conc, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(rate.grad.cpu(), want_rate, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_dirichlet_grad_equals_cpu(dtype):
+    """Each regime of the Beta gradient (x near 0, near 1, both concentrations
+    large, the rational fit) against CPU's. The tpu computes in float64 for every
+    dtype (CPU's float kernel runs its series in float): a float32 result is
+    CPU's float64 result rounded."""
+    torch.manual_seed(8)
+    concs = [[0.3, 0.5], [2.0, 3.0], [10.0, 12.0], [0.05, 40.0], [1.0, 1.0, 1.0, 50.0]]
+    for conc in concs:
+        c = torch.tensor(conc, dtype=torch.float64).expand(1500, len(conc)).contiguous()
+        x = torch._sample_dirichlet(c)
+        tot = c.sum(-1, True).expand_as(c).contiguous()
+        want64 = torch._dirichlet_grad(x, c, tot)
+        got = torch._dirichlet_grad(x.to(dtype).to(DEV), c.to(dtype).to(DEV), tot.to(dtype).to(DEV)).cpu()
+        assert got.dtype == dtype and got.shape == c.shape
+        if dtype == torch.float64:
+            torch.testing.assert_close(got, want64, rtol=1e-10, atol=0)
+        else:
+            want = torch._dirichlet_grad(x.to(dtype), c.to(dtype), tot.to(dtype))
+            # atol: samples below float32's smallest normal number are subnormal, which XLA
+            # reads as 0 (their gradients are ~1e-36)
+            torch.testing.assert_close(got, torch._dirichlet_grad(x.to(dtype).double(), c, tot).to(dtype),
+                                       rtol=2e-6, atol=1e-30)
+            torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-30)
+    # broadcast arguments, as TensorIterator broadcasts them
+    xb = torch.rand(4, 3, dtype=torch.float64) * 0.8 + 0.1
+    ab, tb = torch.tensor([0.5, 2.0, 9.0], dtype=torch.float64), torch.tensor(20.0, dtype=torch.float64)
+    torch.testing.assert_close(torch._dirichlet_grad(xb.to(DEV), ab.to(DEV), tb.to(DEV)).cpu(),
+                               torch._dirichlet_grad(xb, ab, tb), rtol=1e-10, atol=0)
+
+
+def test_dirichlet_and_beta_rsample_gradients():
+    """Dirichlet.rsample (and Beta's, built on it) backpropagates CPU's formula
+    through the device's samples."""
+    from torch.distributions.dirichlet import _Dirichlet_backward
+
+    torch.manual_seed(9)
+    conc = torch.tensor([0.7, 2.0, 5.0], device=DEV, requires_grad=True)
+    s = torch.distributions.Dirichlet(conc).rsample((400,))
+    w = torch.tensor([1.0, -2.0, 0.5])
+    (s * w.to(DEV)).sum().backward()
+    x = s.detach().cpu()
+    c = conc.detach().cpu().expand(400, 3)
+    want = _Dirichlet_backward(x, c, w.expand(400, 3)).sum(0)
+    torch.testing.assert_close(conc.grad.cpu(), want, rtol=1e-4, atol=1e-4)
+    a = torch.tensor(2.0, device=DEV, requires_grad=True)
+    b = torch.tensor(3.0, device=DEV, requires_grad=True)
+    torch.distributions.Beta(a, b).rsample((300,)).sum().backward()
+    assert a.grad is not None and b.grad is not None
+    assert torch.isfinite(a.grad.cpu()) and torch.isfinite(b.grad.cpu())
+    assert a.grad.item() > 0 > b.grad.item()  # a larger alpha moves Beta samples up, a larger beta down

@@ -196,6 +196,12 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     emit(schema, args.size(), {like(args[0].toTensor())}, r);
     return true;
   }
+  if (name == "aten::_dirichlet_grad") {  // x, alpha, total broadcast together, x's dtype
+    const at::Tensor &x = args[0].toTensor(), &a = args[1].toTensor(), &t = args[2].toTensor();
+    std::vector<int64_t> sh = at::infer_size(at::infer_size(x.sizes(), a.sizes()), t.sizes());
+    emit(schema, args.size(), {contiguous(sh, x.scalar_type())}, r);
+    return true;
+  }
   return rnn_cell_meta(name, args, r);
 }
 

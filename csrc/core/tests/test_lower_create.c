@@ -221,6 +221,15 @@ static void test_distributions(void) {
   TT_CHECK(lc_run(lc_new, "aten::_standard_gamma_grad", gg, 2, &t5, 1, &r));
   for (int i = 0; i < 5; i++) TT_CHECK(fabs(((double*)r.out[0])[i] - want[i]) < 1e-6 * fabs(want[i]));
   lc_free(&r);
+  /* the Beta / Dirichlet sample's: x near 0, near 1, both concentrations large, the rational fit */
+  const double dx[4] = {0.05, 0.97, 0.45, 0.4}, da[4] = {0.5, 2.0, 10.0, 2.0}, dt[4] = {3.0, 2.3, 22.0, 5.0};
+  const double dwant[4] = {0.23760990913717606, 0.5813210449822969, 0.046677584067732994,
+                           0.2323200000844489}; /* PyTorch CPU's */
+  tt_type_t t4 = TY(TT_F64, 4);
+  th_arg_t dg[] = {lc_tensor(t4, dx), lc_tensor(t4, da), lc_tensor(t4, dt)};
+  TT_CHECK(lc_run(lc_new, "aten::_dirichlet_grad", dg, 3, &t4, 1, &r));
+  for (int i = 0; i < 4; i++) TT_CHECK(fabs(((double*)r.out[0])[i] - dwant[i]) < 1e-9 * fabs(dwant[i]));
+  lc_free(&r);
 }
 
 int main(void) {

@@ -362,6 +362,160 @@ static tt_status_t lower_standard_gamma_grad(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_l_convert(f, gamma_grad(f, alpha, x), ot->dtype));
 }
 
+/* ---- the reparameterized gradient of a Dirichlet (Beta) sample --------------------------- */
+
+static tt_val_t nan_to_zero(tt_shlo_fn_t* f, tt_val_t v) { return tt_l_select(f, cmp(f, "NE", v, v), kd(f, v, 0.0), v); }
+static tt_val_t digamma(tt_shlo_fn_t* f, tt_val_t v) { return un(f, "chlo.digamma", v); }
+static tt_val_t powk(tt_shlo_fn_t* f, tt_val_t v, double k) { return bin(f, "stablehlo.power", v, kd(f, v, k)); }
+
+/* d x / d alpha of x ~ Beta(alpha, beta), x near 0 (a Taylor series). */
+static tt_val_t beta_grad_alpha_small(tt_shlo_fn_t* f, tt_val_t x, tt_val_t alpha, tt_val_t beta) {
+  tt_val_t one = kd(f, x, 1.0);
+  tt_val_t factor = sub(f, sub(f, digamma(f, alpha), digamma(f, add(f, alpha, beta))), un(f, "stablehlo.log", x));
+  tt_val_t numer = one;
+  tt_val_t series = mul(f, divide(f, numer, alpha), add(f, factor, divide(f, one, alpha)));
+  for (int i = 1; i <= 10; i++) {
+    tt_val_t ci = kd(f, x, (double)i);
+    numer = mul(f, numer, divide(f, mul(f, sub(f, ci, beta), x), ci));
+    tt_val_t denom = add(f, alpha, ci);
+    series = add(f, series, mul(f, divide(f, numer, denom), add(f, factor, divide(f, one, denom))));
+  }
+  tt_val_t r = mul(f, mul(f, x, bin(f, "stablehlo.power", sub(f, one, x), un(f, "stablehlo.negate", beta))), series);
+  return nan_to_zero(f, r);
+}
+
+/* d x / d beta of x ~ Beta(alpha, beta), x near 0 (a Taylor series). */
+static tt_val_t beta_grad_beta_small(tt_shlo_fn_t* f, tt_val_t x, tt_val_t alpha, tt_val_t beta) {
+  tt_val_t one = kd(f, x, 1.0);
+  tt_val_t factor = sub(f, digamma(f, add(f, alpha, beta)), digamma(f, beta));
+  tt_val_t numer = one, betas = one, dbetas = kd(f, x, 0.0), series = divide(f, factor, alpha);
+  for (int i = 1; i <= 8; i++) {
+    tt_val_t ci = kd(f, x, (double)i);
+    numer = mul(f, numer, divide(f, un(f, "stablehlo.negate", x), ci));
+    tt_val_t bmi = sub(f, beta, ci);
+    dbetas = add(f, mul(f, dbetas, bmi), betas);
+    betas = mul(f, betas, bmi);
+    series = add(f, series, mul(f, divide(f, numer, add(f, alpha, ci)), add(f, dbetas, mul(f, factor, betas))));
+  }
+  tt_val_t r = un(f, "stablehlo.negate", mul(f, bin(f, "stablehlo.power", sub(f, one, x), sub(f, one, beta)), series));
+  return nan_to_zero(f, r);
+}
+
+/* d x / d alpha of x ~ Beta(alpha, beta), alpha and beta both large (Rice's
+ * saddle-point expansion, a polynomial near the mean). */
+static tt_val_t beta_grad_alpha_mid(tt_shlo_fn_t* f, tt_val_t x, tt_val_t alpha, tt_val_t beta) {
+  tt_val_t one = kd(f, x, 1.0);
+  tt_val_t total = add(f, alpha, beta);
+  tt_val_t mean = divide(f, alpha, total);
+  tt_val_t sd = divide(f, un(f, "stablehlo.sqrt", divide(f, mul(f, alpha, beta), add(f, total, one))), total);
+  tt_val_t near = and_(f, cmp(f, "LE", sub(f, mean, mul(f, kd(f, x, 0.1), sd)), x),
+                       cmp(f, "LE", x, add(f, mean, mul(f, kd(f, x, 0.1), sd))));
+  tt_val_t b2 = mul(f, beta, beta), omx = sub(f, one, x);
+  /* poly = 47 x b^4 + a((43 + 20(16 + 27b)x) b^3 + a(3(59 + 180b - 90x) b^2 + a((453 + 1620 b(1-x) - 455x) b
+   *        + a(8(1-x)(135b - 11))))) */
+  tt_val_t in4 = mul(f, mul(f, kd(f, x, 8.0), omx), sub(f, mul(f, kd(f, x, 135.0), beta), kd(f, x, 11.0)));
+  tt_val_t in3 = add(f, mul(f, sub(f, add(f, kd(f, x, 453.0), mul(f, mul(f, kd(f, x, 1620.0), beta), omx)),
+                                   mul(f, kd(f, x, 455.0), x)), beta),
+                     mul(f, alpha, in4));
+  tt_val_t in2 = add(f, mul(f, mul(f, kd(f, x, 3.0), sub(f, add(f, kd(f, x, 59.0), mul(f, kd(f, x, 180.0), beta)),
+                                                        mul(f, kd(f, x, 90.0), x))), b2),
+                     mul(f, alpha, in3));
+  tt_val_t in1 = add(f, mul(f, mul(f, add(f, kd(f, x, 43.0), mul(f, mul(f, kd(f, x, 20.0),
+                                                                      add(f, kd(f, x, 16.0), mul(f, kd(f, x, 27.0), beta))), x)),
+                                   b2), beta),
+                     mul(f, alpha, in2));
+  tt_val_t poly = add(f, mul(f, mul(f, kd(f, x, 47.0), x), mul(f, b2, b2)), mul(f, alpha, in1));
+  tt_val_t pre_num = divide(f, mul(f, add(f, one, mul(f, kd(f, x, 12.0), alpha)), add(f, one, mul(f, kd(f, x, 12.0), beta))),
+                            mul(f, total, total));
+  tt_val_t pre_den = mul(f, mul(f, mul(f, kd(f, x, 12960.0), mul(f, mul(f, alpha, alpha), alpha)), b2),
+                         add(f, one, mul(f, kd(f, x, 12.0), total)));
+  tt_val_t r_near = divide(f, mul(f, divide(f, pre_num, omx), poly), pre_den);
+  tt_val_t prefactor = divide(f, un(f, "stablehlo.negate", x),
+                              un(f, "stablehlo.sqrt", divide(f, mul(f, mul(f, kd(f, x, 2.0), alpha), beta), total)));
+#define ST(v) add(f, add(f, one, divide(f, one, mul(f, kd(f, x, 12.0), v))), divide(f, one, mul(f, kd(f, x, 288.0), mul(f, v, v))))
+  tt_val_t stirling = divide(f, mul(f, ST(alpha), ST(beta)), ST(total));
+#undef ST
+  tt_val_t xm1 = sub(f, x, one);
+  tt_val_t t1n = sub(f, add(f, mul(f, mul(f, kd(f, x, 2.0), mul(f, alpha, alpha)), xm1), mul(f, mul(f, alpha, beta), xm1)),
+                     mul(f, x, b2));
+  tt_val_t axbx = add(f, mul(f, alpha, xm1), mul(f, beta, x));
+  tt_val_t t1d = mul(f, mul(f, un(f, "stablehlo.sqrt", divide(f, mul(f, kd(f, x, 2.0), alpha), beta)), powk(f, total, 1.5)),
+                     mul(f, axbx, axbx));
+  tt_val_t t1 = divide(f, t1n, t1d);
+  tt_val_t t2 = mul(f, kd(f, x, 0.5), un(f, "stablehlo.log", divide(f, alpha, mul(f, total, x))));
+  tt_val_t t3 = divide(f, un(f, "stablehlo.sqrt", divide(f, mul(f, mul(f, kd(f, x, 8.0), alpha), beta), total)), axbx);
+  tt_val_t t4b = add(f, mul(f, beta, un(f, "stablehlo.log", divide(f, beta, mul(f, total, omx)))),
+                     mul(f, alpha, un(f, "stablehlo.log", divide(f, alpha, mul(f, total, x)))));
+  tt_val_t t4 = powk(f, t4b, -1.5);
+  tt_val_t t34 = add(f, t3, tt_l_select(f, cmp(f, "LT", x, mean), t4, un(f, "stablehlo.negate", t4)));
+  tt_val_t r_far = mul(f, mul(f, stirling, prefactor), add(f, t1, mul(f, t2, t34)));
+  return tt_l_select(f, near, r_near, r_far);
+}
+
+/* CPU's -(d/dalpha cdf(x; alpha, beta)) / pdf(x; alpha, beta) / (1 - x),
+ * beta = total - alpha: a series near 0 and near 1, the saddle-point
+ * expansion for large alpha and beta, else a rational correction of an
+ * analytic approximation. */
+static tt_val_t dirichlet_grad(tt_shlo_fn_t* f, tt_val_t x, tt_val_t alpha, tt_val_t total) {
+  tt_val_t one = kd(f, x, 1.0);
+  tt_val_t beta = sub(f, total, alpha);
+  tt_val_t boundary = mul(f, mul(f, total, x), sub(f, one, x));
+  static const double cf[2][3][3][4] = {
+      {{{1.003668233, -0.01061107488, -0.0657888334, 0.01201642863},
+        {0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033},
+        {-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013}},
+       {{0.221950385, -0.3187676331, 0.01799915743, 0.01074823814},
+        {-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057},
+        {0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05}},
+       {{-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565},
+        {0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181},
+        {0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05}}},
+      {{{1, -0.02924021934, -0.04438342661, 0.007285809825},
+        {0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521},
+        {-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149}},
+       {{0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273},
+        {0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956},
+        {-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05}},
+       {{0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05},
+        {0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05},
+        {-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06}}},
+  };
+  tt_val_t u = un(f, "stablehlo.log", x);
+  tt_val_t a = sub(f, un(f, "stablehlo.log", alpha), u);
+  tt_val_t b = sub(f, un(f, "stablehlo.log", total), a);
+  tt_val_t pu[3] = {one, u, mul(f, u, u)}, pa[3] = {one, a, mul(f, a, a)};
+  tt_val_t pq[2];
+  for (int k = 0; k < 2; k++) {
+    pq[k] = kd(f, x, 0.0);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        const double* cc = cf[k][i][j];
+        tt_val_t h = add(f, kd(f, x, cc[0]), mul(f, b, add(f, kd(f, x, cc[1]), mul(f, b, add(f, kd(f, x, cc[2]), mul(f, b, kd(f, x, cc[3])))))));
+        pq[k] = add(f, pq[k], mul(f, mul(f, pu[i], pa[j]), h));
+      }
+  }
+  tt_val_t approx = divide(f, mul(f, x, sub(f, digamma(f, total), digamma(f, alpha))), beta);
+  tt_val_t r = mul(f, divide(f, pq[0], pq[1]), approx);
+  r = tt_l_select(f, and_(f, cmpk(f, "GT", alpha, 6.0), cmpk(f, "GT", beta, 6.0)), beta_grad_alpha_mid(f, x, alpha, beta), r);
+  tt_val_t near1 = and_(f, cmpk(f, "GE", x, 0.5), cmpk(f, "LT", boundary, 0.75));
+  r = tt_l_select(f, near1, un(f, "stablehlo.negate", beta_grad_beta_small(f, sub(f, one, x), beta, alpha)), r);
+  tt_val_t near0 = and_(f, cmpk(f, "LE", x, 0.5), cmpk(f, "LT", boundary, 2.5));
+  return tt_l_select(f, near0, beta_grad_alpha_small(f, x, alpha, beta), r);
+}
+
+/* _dirichlet_grad(x, alpha, total), broadcast together */
+static tt_status_t lower_dirichlet_grad(tt_lctx_t* c) {
+  TT_RETURN_IF_ERROR(need_float(c, "_dirichlet_grad"));
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  if (tt_type_numel(ot) == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  tt_type_t ct = *ot;
+  ct.dtype = TT_F64;
+  tt_val_t x = tt_l_arg_as(c, 0, TT_F64, &ct), alpha = tt_l_arg_as(c, 1, TT_F64, &ct);
+  tt_val_t total = tt_l_arg_as(c, 2, TT_F64, &ct);
+  return tt_l_set_out(c, 0, tt_l_convert(f, dirichlet_grad(f, x, alpha, total), ot->dtype));
+}
+
 #define RNG TT_LF_RNG
 
 const tt_lower_entry_t tt_lower_random_dist[] = {
@@ -373,5 +527,7 @@ const tt_lower_entry_t tt_lower_random_dist[] = {
     {"aten::poisson.out", lower_poisson, 0, RNG},
     {"aten::_standard_gamma_grad", lower_standard_gamma_grad, 0, 0},
     {"aten::_standard_gamma_grad.out", lower_standard_gamma_grad, 0, 0},
+    {"aten::_dirichlet_grad", lower_dirichlet_grad, 0, 0},
+    {"aten::_dirichlet_grad.out", lower_dirichlet_grad, 0, 0},
 };
 const int tt_lower_random_dist_count = TT_TABLE_COUNT(tt_lower_random_dist);
