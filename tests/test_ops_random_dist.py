@@ -208,3 +208,30 @@ def test_dirichlet_and_beta_rsample_gradients():
     assert a.grad is not None and b.grad is not None
     assert torch.isfinite(a.grad.cpu()) and torch.isfinite(b.grad.cpu())
     assert a.grad.item() > 0 > b.grad.item()  # a larger alpha moves Beta samples up, a larger beta down
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("count,prob", [(10, 0.3), (40, 0.2), (40, 0.9), (7, 0.97), (1000, 0.5), (1e6, 0.3)])
+def test_binomial_matches_cpu_in_distribution(count, prob, dtype):
+    torch.manual_seed(10)
+    c, p = torch.full((N,), float(count), dtype=dtype), torch.full((N,), prob, dtype=dtype)
+    got = torch.binomial(c.to(DEV), p.to(DEV))
+    assert got.dtype == dtype and got.shape == c.shape
+    g = got.cpu()
+    assert torch.equal(g, g.round()) and bool((g >= 0).all()) and bool((g <= count).all())
+    same_distribution(got, torch.binomial(c, p), f"binomial({count}, {prob}) {dtype}")
+
+
+def test_binomial_edges_and_broadcast_probability():
+    c = torch.tensor([0.0, 5.0, 5.0, -1.0, 3.0])
+    p = torch.tensor([0.3, 0.0, 1.0, 0.5, float("nan")])
+    torch.testing.assert_close(torch.binomial(c.to(DEV), p.to(DEV)).cpu(), torch.binomial(c, p), equal_nan=True)
+    # the count's shape, a probability broadcast to it, as on CPU; Binomial's sampler
+    torch.manual_seed(11)
+    counts = torch.tensor([[20.0], [30.0]]).expand(2, N // 2)
+    probs = torch.tensor([0.25, 0.6]).view(2, 1).expand(2, N // 2)
+    got = torch.distributions.Binomial(counts.to(DEV), probs.to(DEV)).sample()
+    want = torch.distributions.Binomial(counts, probs).sample()
+    assert got.shape == want.shape
+    for i in range(2):
+        same_distribution(got[i], want[i], f"Binomial row {i}")

@@ -192,7 +192,7 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   // CPU's kernels allocate it (PyTorch has no meta kernel for some; its _standard_gamma and
   // poisson ones keep the input's strides)
   if (name == "aten::_sample_dirichlet" || name == "aten::_standard_gamma_grad" ||
-      name == "aten::_standard_gamma" || name == "aten::poisson") {
+      name == "aten::_standard_gamma" || name == "aten::poisson" || name == "aten::binomial") {
     emit(schema, args.size(), {like(args[0].toTensor())}, r);
     return true;
   }

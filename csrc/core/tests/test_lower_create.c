@@ -212,6 +212,20 @@ static void test_distributions(void) {
   }
   TT_CHECK(fabs(ks[0] / n0 - 25.0) < 0.6 && fabs(ks[1] / n1 - 3.0) < 0.2);
   lc_free(&r);
+  /* binomial: count 25 (p 0.6: BTRS on 1 - p) and 3 (inversion), from the same tensors */
+  static float prob[N];
+  for (int i = 0; i < N; i++) prob[i] = i % 2 ? 0.2f : 0.6f;
+  th_arg_t bn[] = {lc_tensor(TY(TT_F32, N), lam), lc_tensor(TY(TT_F32, N), prob), NONE(), lc_rng(lc_seed_a)};
+  TT_CHECK(lc_run(lc_new, "aten::binomial", bn, 4, &ot, 1, &r));
+  k = r.out[0];
+  TT_CHECK(k[0] == 0.0f); /* count 0 */
+  ks[0] = ks[1] = 0;
+  for (int i = 1; i < N; i++) {
+    TT_CHECK(k[i] >= 0 && k[i] <= lam[i] && k[i] == floorf(k[i]));
+    ks[i % 2] += k[i];
+  }
+  TT_CHECK(fabs(ks[0] / n0 - 15.0) < 0.3 && fabs(ks[1] / n1 - 0.6) < 0.05);
+  lc_free(&r);
   /* d sample / d alpha: x < 0.8, alpha > 8 near and away from alpha, the rational fit */
   const double al[5] = {0.5, 20.0, 20.0, 3.0, 9.0}, xs[5] = {0.3, 21.0, 12.0, 2.0, 30.0};
   const double want[5] = {1.0098019827369256, 1.033152750373495, 0.7725959054368412, 0.856564023915415,

@@ -286,6 +286,116 @@ static tt_status_t lower_poisson(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_l_reshape(f, tt_l_convert(f, st[P_K], ot->dtype), ot->rank, ot->dims));
 }
 
+/* ---- binomial --------------------------------------------------------------------- */
+
+enum { B_STATE, B_N, B_P, B_K, B_GSUM, B_DONE, B_ROUND, B_COUNT };
+
+static tt_val_t binomial_cond(tt_shlo_fn_t* f, const tt_val_t* st, void* ud) {
+  (void)ud;
+  return loop_cond(f, st[B_DONE], st[B_ROUND]);
+}
+
+/* Stirling's series tail of log k! (CPU's table below 10). */
+static tt_val_t stirling_tail(tt_shlo_fn_t* f, tt_val_t k) {
+  static const double tail[10] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                                  0.00833056343336287};
+  tt_val_t one = k_like(f, k, 1.0);
+  tt_val_t k1 = add(f, k, one), k1sq = mul(f, k1, k1);
+  tt_val_t r = divide(f, sub(f, k_like(f, k, 1.0 / 12), divide(f, sub(f, k_like(f, k, 1.0 / 360),
+                                                                        divide(f, k_like(f, k, 1.0 / 1260), k1sq)),
+                                                                 k1sq)),
+                      k1);
+  tt_val_t fk = un(f, "stablehlo.floor", k);
+  for (int i = 0; i < 10; i++) r = tt_l_select(f, cmpk(f, "EQ", fk, (double)i), k_like(f, k, tail[i]), r);
+  return r;
+}
+
+/* One round for every element of count n and probability p <= 1/2: below n p
+ * = 10 one more geometric gap (the count of successes grows while the gaps'
+ * sum stays within n), from 10 one BTRS candidate. */
+static void binomial_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void* ud) {
+  (void)ud;
+  tt_val_t cnt = st[B_N], p = st[B_P], done = st[B_DONE];
+  const tt_type_t* t = tt_shlo_type(f, p);
+  int64_t n = t->dims[0];
+  tt_val_t state = st[B_STATE];
+  tt_val_t uv = draw(f, &state, t->dtype, 2, n);
+  tt_val_t u0 = row(f, uv, 0, n), v = row(f, uv, 1, n);
+  tt_val_t one = k_like(f, p, 1.0), live = not_(f, done);
+  tt_val_t big = cmpk(f, "GE", mul(f, cnt, p), 10.0);
+  /* inversion: geometric gaps */
+  tt_val_t geom = un(f, "stablehlo.ceil", divide(f, un(f, "stablehlo.log", u0), un(f, "stablehlo.log_plus_one", un(f, "stablehlo.negate", p))));
+  tt_val_t gsum = add(f, st[B_GSUM], geom);
+  tt_val_t inv_live = and_(f, live, not_(f, big));
+  tt_val_t over = cmp(f, "GT", gsum, cnt);
+  tt_val_t k_inv = tt_l_select(f, and_(f, inv_live, not_(f, over)), add(f, st[B_K], one), st[B_K]);
+  tt_val_t inv_done = and_(f, inv_live, over);
+  /* BTRS */
+  tt_val_t q = sub(f, one, p);
+  tt_val_t sd = un(f, "stablehlo.sqrt", mul(f, mul(f, cnt, p), q));
+  tt_val_t b = add(f, k_like(f, p, 1.15), mul(f, k_like(f, p, 2.53), sd));
+  tt_val_t a = add(f, add(f, k_like(f, p, -0.0873), mul(f, k_like(f, p, 0.0248), b)), mul(f, k_like(f, p, 0.01), p));
+  tt_val_t cc = add(f, mul(f, cnt, p), k_like(f, p, 0.5));
+  tt_val_t vr = sub(f, k_like(f, p, 0.92), divide(f, k_like(f, p, 4.2), b));
+  tt_val_t r = divide(f, p, q);
+  tt_val_t alpha = mul(f, add(f, k_like(f, p, 2.83), divide(f, k_like(f, p, 5.1), b)), sd);
+  tt_val_t m = un(f, "stablehlo.floor", mul(f, add(f, cnt, one), p));
+  tt_val_t uh = sub(f, u0, k_like(f, u0, 0.5));
+  tt_val_t us = sub(f, k_like(f, uh, 0.5), un(f, "stablehlo.abs", uh));
+  tt_val_t k = un(f, "stablehlo.floor", add(f, mul(f, add(f, divide(f, mul(f, k_like(f, a, 2.0), a), us), b), uh), cc));
+  tt_val_t in_range = and_(f, cmpk(f, "GE", k, 0.0), cmp(f, "LE", k, cnt));
+  tt_val_t box = and_(f, cmpk(f, "GE", us, 0.07), cmp(f, "LE", v, vr));
+  tt_val_t lv = un(f, "stablehlo.log", divide(f, mul(f, v, alpha), add(f, divide(f, a, mul(f, us, us)), b)));
+  tt_val_t nm1 = add(f, sub(f, cnt, m), one), nk1 = add(f, sub(f, cnt, k), one);
+  tt_val_t ub = add(f, mul(f, add(f, m, k_like(f, m, 0.5)), un(f, "stablehlo.log", divide(f, add(f, m, one), mul(f, r, nm1)))),
+                    mul(f, add(f, cnt, one), un(f, "stablehlo.log", divide(f, nm1, nk1))));
+  ub = add(f, ub, mul(f, add(f, k, k_like(f, k, 0.5)), un(f, "stablehlo.log", divide(f, mul(f, r, nk1), add(f, k, one)))));
+  ub = add(f, ub, sub(f, add(f, stirling_tail(f, m), stirling_tail(f, sub(f, cnt, m))),
+                      add(f, stirling_tail(f, k), stirling_tail(f, sub(f, cnt, k)))));
+  tt_val_t acc = and_(f, in_range, or_(f, box, cmp(f, "LE", lv, ub)));
+  tt_val_t bt_done = and_(f, and_(f, live, big), acc);
+  next[B_STATE] = state;
+  next[B_K] = tt_l_select(f, bt_done, k, k_inv);
+  next[B_GSUM] = tt_l_select(f, inv_live, gsum, st[B_GSUM]);
+  next[B_DONE] = or_(f, done, or_(f, inv_done, bt_done));
+  next[B_ROUND] = next_round(f, st[B_ROUND]);
+}
+
+/* binomial(count, prob): count <= 0 or prob <= 0 give 0, prob >= 1 gives
+ * count, NaN prob NaN; prob > 1/2 samples count - Binomial(count, 1 - prob). */
+static tt_status_t lower_binomial(tt_lctx_t* c) {
+  TT_RETURN_IF_ERROR(need_float(c, "binomial"));
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  int64_t n = tt_type_numel(ot);
+  if (n == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  tt_dtype_t cdt = compute_dt(ot->dtype);
+  tt_type_t ct = *ot;
+  ct.dtype = cdt;
+  tt_val_t cnt = tt_l_reshape(f, tt_l_arg_as(c, 0, cdt, &ct), 1, &n);
+  tt_val_t prob = tt_l_reshape(f, tt_l_arg_as(c, 1, cdt, &ct), 1, &n);
+  tt_val_t zero = or_(f, cmpk(f, "LE", cnt, 0.0), cmpk(f, "LE", prob, 0.0));
+  tt_val_t all = and_(f, not_(f, zero), cmpk(f, "GE", prob, 1.0));
+  tt_val_t nan = cmp(f, "NE", prob, prob);
+  tt_val_t special = or_(f, or_(f, zero, all), nan);
+  tt_val_t flip = cmpk(f, "GT", prob, 0.5);
+  tt_val_t st[B_COUNT];
+  st[B_STATE] = stream(f, rng_state(c));
+  st[B_N] = cnt;
+  st[B_P] = tt_l_select(f, flip, sub(f, k_like(f, prob, 1.0), prob), prob);
+  st[B_K] = k_like(f, cnt, 0.0);
+  st[B_GSUM] = k_like(f, cnt, 0.0);
+  st[B_DONE] = special;
+  st[B_ROUND] = tt_lt_const0(f, TT_I64, 0.0);
+  tt_l_while(f, st, B_COUNT, binomial_cond, binomial_body, NULL);
+  tt_val_t k = tt_l_select(f, flip, sub(f, cnt, st[B_K]), st[B_K]);
+  tt_val_t sv = tt_l_select(f, nan, k_like(f, cnt, NAN), tt_l_select(f, all, cnt, k_like(f, cnt, 0.0)));
+  k = tt_l_select(f, special, sv, k);
+  return tt_l_set_out(c, 0, tt_l_reshape(f, tt_l_convert(f, k, ot->dtype), ot->rank, ot->dims));
+}
+
 /* ---- the reparameterized gradient of a gamma sample ----------------------------------- */
 
 static tt_val_t kd(tt_shlo_fn_t* f, tt_val_t like, double v) { return k_like(f, like, v); }
@@ -525,6 +635,8 @@ const tt_lower_entry_t tt_lower_random_dist[] = {
     {"aten::_sample_dirichlet.out", lower_sample_dirichlet, 0, RNG},
     {"aten::poisson", lower_poisson, 0, RNG},
     {"aten::poisson.out", lower_poisson, 0, RNG},
+    {"aten::binomial", lower_binomial, 0, RNG},
+    {"aten::binomial.out", lower_binomial, 0, RNG},
     {"aten::_standard_gamma_grad", lower_standard_gamma_grad, 0, 0},
     {"aten::_standard_gamma_grad.out", lower_standard_gamma_grad, 0, 0},
     {"aten::_dirichlet_grad", lower_dirichlet_grad, 0, 0},
