@@ -186,7 +186,7 @@ def test_fractional_max_pool(dtype):
                    make((2, 3, 9, 11)))
 
 
-# ---- antialiased bilinear resize (nn_more_aa.c) -------------------------------------------------
+# ---- antialiased bilinear and bicubic resizes (nn_more_aa.c) -------------------------------------------------
 
 @pytest.mark.parametrize("size,align", [((4, 5), False), ((9, 20), True), ((13, 7), False)])
 def test_upsample_bilinear2d_aa(size, align):
@@ -194,6 +194,17 @@ def test_upsample_bilinear2d_aa(size, align):
     # windows and weights as CPU computes them; sums may differ by an ulp (CPU may fuse multiply-adds)
     check_grad(lambda a: F.interpolate(a, size=size, mode="bilinear", antialias=True, align_corners=align), x,
                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("size,align", [((4, 5), False), ((9, 20), True), ((13, 7), False), ((23, 31), False)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_upsample_bicubic2d_aa(size, align, dtype):
+    """Keys' cubic (a = -0.5, as PIL) over the same windows, support 2 widened by the scale."""
+    x = make((2, 3, 9, 11)).to(dtype)
+    # the forward as CPU computes it up to an ulp of the sums; the backward's scatter-adds sum in
+    # another order (an upsampled input pixel collects up to ~16 contributions)
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-13)
+    check_grad(lambda a: F.interpolate(a, size=size, mode="bicubic", antialias=True, align_corners=align), x, **tol)
 
 
 # ---- CTC loss (nn_more_ctc.c) ---------------------------------------------------------------------

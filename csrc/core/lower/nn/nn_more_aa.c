@@ -1,8 +1,11 @@
-/* _upsample_bilinear2d_aa (antialiased bilinear resize) and its backward.
+/* _upsample_bilinear2d_aa and _upsample_bicubic2d_aa (antialiased resizes)
+ * and their backward.
  *
  * CPU resizes one dim at a time (W first, then H; a dim whose size does not
  * change is skipped) with per-output windows [xmin, xmin + xsize) and
- * normalized triangle-filter weights. The windows and weights depend only on
+ * normalized filter weights: the triangle (bilinear, support 1) or Keys'
+ * cubic with a = -0.5 (bicubic, support 2, as PIL), the support widened by
+ * the scale when downsampling. The windows and weights depend only on
  * sizes and scales, so they are computed here, in C, rounding each step to
  * the tensor's float type as CPU's scalar_t code does; the program gathers
  * one tap per window slot and adds the slots in order (masked past xsize).
@@ -29,13 +32,26 @@ static void aa_free(aa_dim_t* d) {
 /* x rounded to the compute type (float unless f64). */
 static double rnd(double x, bool f64) { return f64 ? x : (double)(float)x; }
 
+/* The filter at x, in the compute type: the triangle, or Keys' cubic
+ * convolution with a = -0.5. */
+static double aa_filter(double x, bool cubic, bool f64) {
+  x = fabs(x);
+  if (!cubic) return x < 1.0 ? rnd(1.0 - x, f64) : 0.0;
+  const double a = -0.5;
+  if (x < 1.0) return rnd(rnd(rnd(rnd(rnd((a + 2) * x, f64) - (a + 3), f64) * x, f64) * x, f64) + 1.0, f64);
+  if (x < 2.0)
+    return rnd(rnd(rnd(rnd(rnd(rnd(a * x, f64) - 5 * a, f64) * x, f64) + 8 * a, f64) * x, f64) - 4 * a, f64);
+  return 0.0;
+}
+
 /* Scale, windows and weights of one dim as CPU's _compute_indices_min_size_weights_aa. */
-static bool aa_weights(int64_t in, int64_t out, bool align, const tt_larg_t* sc, bool f64, aa_dim_t* d) {
+static bool aa_weights(int64_t in, int64_t out, bool align, const tt_larg_t* sc, bool f64, bool cubic, aa_dim_t* d) {
   double scale;
   if (align) scale = out > 1 ? rnd(rnd((double)(in - 1), f64) / rnd((double)(out - 1), f64), f64) : 0;
   else if (sc->kind == TT_ARG_FLOAT && sc->f > 0) scale = rnd(1.0 / sc->f, f64);
   else scale = rnd(rnd((double)in, f64) / rnd((double)out, f64), f64);
-  double support = scale >= 1.0 ? scale : 1.0;
+  double half = cubic ? 2.0 : 1.0; /* interp_size / 2 */
+  double support = scale >= 1.0 ? rnd(half * scale, f64) : half;
   d->in = in, d->out = out, d->width = (int64_t)ceil(support) * 2 + 1;
   d->xmin = malloc((size_t)(out ? out : 1) * sizeof(int64_t));
   d->xsize = malloc((size_t)(out ? out : 1) * sizeof(int64_t));
@@ -53,8 +69,7 @@ static bool aa_weights(int64_t in, int64_t out, bool align, const tt_larg_t* sc,
     double* w = d->w + i * d->width;
     double total = 0;
     for (int64_t j = 0; j < xsize; j++) {
-      double x = fabs(rnd((rnd(rnd((double)(j + xmin), f64) - center, f64) + 0.5) * invscale, f64));
-      w[j] = x < 1.0 ? rnd(1.0 - x, f64) : 0.0;
+      w[j] = aa_filter(rnd((rnd(rnd((double)(j + xmin), f64) - center, f64) + 0.5) * invscale, f64), cubic, f64);
       total = rnd(total + w[j], f64);
     }
     if (total != 0.0)
@@ -140,14 +155,14 @@ static tt_status_t setup(tt_lctx_t* c, tt_dtype_t dt, const int64_t* in, const i
   if (dt != TT_F32 && dt != TT_F64)
     return tt_status_make(TT_UNIMPLEMENTED, "%s: only float32 and float64 are supported, not %s", c->op->name,
                           tt_dtype_name(dt));
-  bool align = c->args[ialign].i != 0;
+  bool align = c->args[ialign].i != 0, cubic = c->op->param == 1;
   for (int k = 0; k < 2; k++)
-    if (!aa_weights(in[k], out[k], align, &c->args[ialign + 1 + k], dt == TT_F64, &d[k]))
+    if (!aa_weights(in[k], out[k], align, &c->args[ialign + 1 + k], dt == TT_F64, cubic, &d[k]))
       return tt_status_make(TT_RESOURCE_EXHAUSTED, "%s: out of memory", c->op->name);
   return NULL;
 }
 
-/* _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h?, scales_w?) */
+/* _upsample_{bilinear,bicubic}2d_aa(self, output_size, align_corners, scales_h?, scales_w?) */
 static tt_status_t lower_aa(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
@@ -164,7 +179,7 @@ static tt_status_t lower_aa(tt_lctx_t* c) {
   return st ? st : tt_l_set_out(c, 0, v);
 }
 
-/* _upsample_bilinear2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h?, scales_w?) */
+/* _upsample_{bilinear,bicubic}2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h?, scales_w?) */
 static tt_status_t lower_aa_bwd(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
@@ -186,5 +201,9 @@ const tt_lower_entry_t tt_lower_nn_more_aa[] = {
     {"aten::_upsample_bilinear2d_aa.out", lower_aa, 0, 0},
     {"aten::_upsample_bilinear2d_aa_backward", lower_aa_bwd, 0, 0},
     {"aten::_upsample_bilinear2d_aa_backward.grad_input", lower_aa_bwd, 0, 0},
+    {"aten::_upsample_bicubic2d_aa", lower_aa, 1, 0},
+    {"aten::_upsample_bicubic2d_aa.out", lower_aa, 1, 0},
+    {"aten::_upsample_bicubic2d_aa_backward", lower_aa_bwd, 1, 0},
+    {"aten::_upsample_bicubic2d_aa_backward.grad_input", lower_aa_bwd, 1, 0},
 };
 const int tt_lower_nn_more_aa_count = TT_TABLE_COUNT(tt_lower_nn_more_aa);
