@@ -36,6 +36,7 @@ struct OpInfo {
 // is contiguous, else of A (the backward reads A's contiguity to tell). The
 // lowering always factors its input transposed, so a non-contiguous A is
 // passed as A^T (a view): the LU is then that of A, and the value is the same.
+// Complex A: CPU always factors A itself, and so does the lowering.
 const std::unordered_set<std::string> kLuOfTransposeOps = {
     "aten::_linalg_det", "aten::_linalg_slogdet",
 };
@@ -639,7 +640,8 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   }
   if (info.lu_of_transpose) {
     c10::IValue& a = (*stack)[stack->size() - schema.arguments().size()];
-    if (a.isTensor() && a.toTensor().dim() >= 2 && !a.toTensor().is_contiguous()) a = a.toTensor().mT();
+    if (a.isTensor() && a.toTensor().dim() >= 2 && !a.toTensor().is_contiguous() && !a.toTensor().is_complex())
+      a = a.toTensor().mT();
   }
   const size_t nargs = schema.arguments().size();
   // The arguments stay on the stack until the returns are pushed.

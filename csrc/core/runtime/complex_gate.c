@@ -64,6 +64,12 @@ static const char* const k_complex_ops[] = {
     "aten::sum", "aten::mean", "aten::prod", "aten::cumsum", "aten::cumsum_", "aten::cumprod",
     "aten::cumprod_", "aten::var", "aten::std", "aten::var_mean", "aten::std_mean", "aten::any",
     "aten::all", "aten::count_nonzero", "aten::linalg_vector_norm", "aten::norm",
+    /* Cholesky, triangular solves, LU and what is built on it (linalg/linalg.c,
+     * linalg_lu.c: conjugate transposes, cabs1 pivots, real Cholesky diagonal) */
+    "aten::linalg_cholesky_ex", "aten::cholesky", "aten::cholesky_inverse",
+    "aten::_cholesky_solve_helper", "aten::triangular_solve", "aten::linalg_solve_triangular",
+    "aten::linalg_lu_factor_ex", "aten::linalg_lu", "aten::lu_unpack", "aten::linalg_lu_solve",
+    "aten::_linalg_det", "aten::_linalg_slogdet", "aten::linalg_inv_ex", "aten::_linalg_solve_ex",
     /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */
     "aten::linalg_eig", "aten::_linalg_eigvals", "aten::linalg_eigvals",
 };

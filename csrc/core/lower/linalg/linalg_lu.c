@@ -13,7 +13,13 @@
  * contiguous, which is what the lowering assumes (it cannot see strides), so
  * their LU / pivots outputs are those of A^T (det's backward solves with them
  * accordingly). For a non-contiguous A, where CPU factors A itself, the
- * bridge passes A^T. solve and inv factor A itself, as CPU does. */
+ * bridge passes A^T. solve and inv factor A itself, as CPU does.
+ *
+ * Complex matrices: the pivot is the first row of largest |re| + |im| (as
+ * LAPACK's izamax), the column is divided by the pivot as c10::complex
+ * divides; det and slogdet factor A itself (CPU does not transpose complex
+ * A, and the bridge leaves complex inputs alone); slogdet's sign is the
+ * product of diag / |diag| and the permutation's sign. */
 #include <float.h>
 #include <math.h>
 
@@ -58,7 +64,8 @@ static tt_val_t take_at(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t i) {
  * `dim`) along `dim` of v; later dims ride along. */
 static tt_val_t swap_along(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t k, tt_val_t p) {
   tt_type_t t = tt__sh_type(f, v);
-  double z = tt_dtype_is_float(t.dtype) ? -0.0 : 0.0;
+  tt_type_t t0 = t;
+  t0.rank = 0;
   int64_t bd[TT_MAX_RANK], od[TT_MAX_RANK];
   int no = 0;
   for (int d = 0; d < t.rank; d++) {
@@ -70,8 +77,8 @@ static tt_val_t swap_along(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t k, tt_
   tt_val_t kv = tt_lt_splat(f, k, t.rank, t.dims);
   tt_val_t at_p = tt_l_compare(f, "EQ", io, pv), at_k = tt_l_compare(f, "EQ", io, kv);
   tt_val_t vk = bcast(f, take_at(f, v, dim, k), &t, od);
-  tt_val_t vp = tt_lt_reduce(f, tt_l_select(f, at_p, v, tt_shlo_const(f, &t, z)), 1u << dim,
-                             "stablehlo.add", tt_lt_const0(f, t.dtype, z));
+  tt_val_t vp = tt_lt_reduce(f, tt_l_select(f, at_p, v, tt__la_neg0(f, &t)), 1u << dim, "stablehlo.add",
+                             tt__la_neg0(f, &t0));
   vp = bcast(f, vp, &t, od);
   return tt_l_select(f, at_k, vp, tt_l_select(f, at_p, vk, v));
 }
@@ -94,8 +101,13 @@ static void lu_step(tt_shlo_fn_t* f, tt_val_t k, tt_val_t* vals, void* vctx) {
   tt_val_t col = take_at(f, a, r - 1, k);
   tt_val_t rows = tt_lt_iota(f, TT_I64, ct.rank, ct.dims, r - 2);
   tt_val_t kc = tt_lt_splat(f, k, ct.rank, ct.dims);
-  tt_val_t cand = tt_l_select(f, tt_l_compare(f, "GE", rows, kc), tt_l_unary(f, "stablehlo.abs", col),
-                              tt_shlo_const(f, &ct, -1.0));
+  bool cx = tt_dtype_is_complex(dt);
+  tt_type_t rct = ct; /* real column */
+  rct.dtype = tt_dtype_real_part(dt);
+  tt_val_t mag = cx ? tt_l_binary(f, "stablehlo.add", tt_l_unary(f, "stablehlo.abs", tt__cx_re(f, col)),
+                                  tt_l_unary(f, "stablehlo.abs", tt__cx_im(f, col)))
+                    : tt_l_unary(f, "stablehlo.abs", col);
+  tt_val_t cand = tt_l_select(f, tt_l_compare(f, "GE", rows, kc), mag, tt_shlo_const(f, &rct, -1.0));
   tt_val_t pmax, p;
   tt_lt_arg_extreme(f, cand, r - 2, true, &pmax, &p);
   a = swap_along(f, a, r - 2, k, p);
@@ -105,12 +117,17 @@ static void lu_step(tt_shlo_fn_t* f, tt_val_t k, tt_val_t* vals, void* vctx) {
   tt_val_t piv = take_at(f, col, r - 2, k); /* (batch...) */
   tt_val_t pc = bcast(f, piv, &ct, bd);
   tt_val_t nz = tt_l_compare(f, "NE", piv, tt_shlo_const(f, &bt, 0.0));
-  tt_val_t one = tt_shlo_const(f, &ct, 1.0);
-  tt_val_t recip = tt_l_binary(f, "stablehlo.multiply", col, tt_l_binary(f, "stablehlo.divide", one, pc));
-  tt_val_t quot = tt_l_binary(f, "stablehlo.divide", col, tt__ew_opaque(f, pc)); /* no reciprocal rewrite */
-  tt_val_t normal = tt_l_compare(f, "GE", tt_l_unary(f, "stablehlo.abs", pc),
-                                 tt_shlo_const(f, &ct, dt == TT_F32 ? FLT_MIN : DBL_MIN));
-  tt_val_t l = tt_l_select(f, normal, recip, quot);
+  tt_val_t l;
+  if (cx) {
+    l = tt__cx_div(f, col, pc);
+  } else {
+    tt_val_t one = tt_shlo_const(f, &ct, 1.0);
+    tt_val_t recip = tt_l_binary(f, "stablehlo.multiply", col, tt_l_binary(f, "stablehlo.divide", one, pc));
+    tt_val_t quot = tt_l_binary(f, "stablehlo.divide", col, tt__ew_opaque(f, pc)); /* no reciprocal rewrite */
+    tt_val_t normal = tt_l_compare(f, "GE", tt_l_unary(f, "stablehlo.abs", pc),
+                                   tt_shlo_const(f, &ct, dt == TT_F32 ? FLT_MIN : DBL_MIN));
+    l = tt_l_select(f, normal, recip, quot);
+  }
   tt_val_t below = tt_l_binary(f, "stablehlo.and", tt_l_compare(f, "GT", rows, kc), bcast(f, nz, &ct, bd));
   l = tt_l_select(f, below, l, col);
   /* write the multipliers into column k and update the trailing block */
@@ -198,28 +215,29 @@ static tt_val_t invert_perm(tt_shlo_fn_t* f, tt_val_t perm) {
   return tt_lt_sum(f, sel, 1u << (r - 2));
 }
 
-tt_val_t tt__la_lu_solve(tt_shlo_fn_t* f, tt_val_t lu, tt_val_t perm, tt_val_t b, bool adjoint) {
+tt_val_t tt__la_lu_solve(tt_shlo_fn_t* f, tt_val_t lu, tt_val_t perm, tt_val_t b, tt__la_op_t op) {
   tt_type_t bt = tt__sh_type(f, b);
   if (tt__la_empty(&bt)) return b;
   int nb = bt.rank - 2;
   lu = tt__la_batch_to(f, lu, 2, nb, bt.dims);
   perm = tt__la_batch_to(f, perm, 1, nb, bt.dims);
-  if (!adjoint) { /* L U x = P^T b */
+  if (op == TT_LA_NOTRANS) { /* L U x = P^T b */
     tt_val_t y = tt__la_take_rows(f, b, perm);
-    y = tt__la_trsolve(f, lu, y, true, true, true, false);
-    return tt__la_trsolve(f, lu, y, true, false, false, false);
+    y = tt__la_trsolve(f, lu, y, true, true, true, TT_LA_NOTRANS);
+    return tt__la_trsolve(f, lu, y, true, false, false, TT_LA_NOTRANS);
   }
-  /* U^T L^T P^T x = b */
-  tt_val_t y = tt__la_trsolve(f, lu, b, true, false, false, true);
-  y = tt__la_trsolve(f, lu, y, true, true, true, true);
+  /* U^T L^T P^T x = b (or U^H L^H) */
+  tt_val_t y = tt__la_trsolve(f, lu, b, true, false, false, op);
+  y = tt__la_trsolve(f, lu, y, true, true, true, op);
   return tt__la_take_rows(f, y, invert_perm(f, perm));
 }
 
-/* X A = B is A^T X^T = B^T, which is how CPU's lu_solve treats left=False. */
+/* X A = B is A^H X^H = B^H, and X A^H = B is A X^H = B^H, which is how
+ * CPU's lu_solve treats left=False (for real A: A^T X^T = B^T). */
 static tt_val_t lu_solve_side(tt_shlo_fn_t* f, tt_val_t lu, tt_val_t perm, tt_val_t b, bool left,
                               bool adjoint) {
-  if (left) return tt__la_lu_solve(f, lu, perm, b, adjoint);
-  return tt__la_mT(f, tt__la_lu_solve(f, lu, perm, tt__la_mT(f, b), !adjoint));
+  if (left) return tt__la_lu_solve(f, lu, perm, b, adjoint ? TT_LA_ADJ : TT_LA_NOTRANS);
+  return tt__la_mH(f, tt__la_lu_solve(f, lu, perm, tt__la_mH(f, b), adjoint ? TT_LA_NOTRANS : TT_LA_ADJ));
 }
 
 static tt_status_t lu_errors(tt_lctx_t* c, tt_val_t info, const char* msg) {
@@ -229,7 +247,7 @@ static tt_status_t lu_errors(tt_lctx_t* c, tt_val_t info, const char* msg) {
 
 /* linalg_lu_factor_ex(A, *, pivot, check_errors) -> (LU, pivots, info) */
 tt_status_t tt__la_lower_lu_factor(tt_lctx_t* c) {
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, tt_l_arg_dtype(c, 0)));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   if (!c->args[1].i)
     return tt_status_make(TT_FAILED_PRECONDITION, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   tt_val_t lu, piv, perm, info;
@@ -277,7 +295,7 @@ static tt_status_t unpack(tt_lctx_t* c, tt_val_t lu, tt_val_t perm) {
 
 /* linalg_lu(A, *, pivot) -> (P, L, U) */
 tt_status_t tt__la_lower_lu(tt_lctx_t* c) {
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, tt_l_arg_dtype(c, 0)));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   if (!c->args[1].i)
     return tt_status_make(TT_FAILED_PRECONDITION, "linalg.lu: LU without pivoting is not implemented on the CPU");
   tt_val_t lu, piv, perm, info;
@@ -287,7 +305,7 @@ tt_status_t tt__la_lower_lu(tt_lctx_t* c) {
 
 /* lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> (P, L, U) */
 tt_status_t tt__la_lower_lu_unpack(tt_lctx_t* c) {
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, tt_l_arg_dtype(c, 0)));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   tt_type_t t = tt__sh_type(c->f, c->args[0].val);
   tt_val_t perm = tt__la_pivots_to_perm(c->f, c->args[1].val, t.dims[t.rank - 2]);
   return unpack(c, c->args[0].val, perm);
@@ -296,7 +314,7 @@ tt_status_t tt__la_lower_lu_unpack(tt_lctx_t* c) {
 /* linalg_lu_solve(LU, pivots, B, *, left, adjoint) */
 tt_status_t tt__la_lower_lu_solve(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, tt_l_arg_dtype(c, 0)));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   const tt_type_t* ot = &c->out_types[0];
   if (tt__la_empty(ot)) return tt__la_zero_outs(c);
   tt_type_t t = tt__sh_type(f, c->args[0].val);
@@ -321,15 +339,24 @@ static tt_val_t perm_sign(tt_shlo_fn_t* f, tt_val_t piv, tt_dtype_t dt) {
   return tt_l_select(f, odd, tt_shlo_const(f, &ft, -1.0), tt_shlo_const(f, &ft, 1.0));
 }
 
+/* z / |z| (each part divided by the real a = |z|), 0 where z is 0: as
+ * ATen's sgn. */
+static tt_val_t cx_sgn(tt_shlo_fn_t* f, tt_val_t z, tt_val_t a) {
+  tt_type_t t = tt__sh_type(f, z), at = tt__sh_type(f, a);
+  tt_val_t q = tt__cx_make(f, tt_l_binary(f, "stablehlo.divide", tt__cx_re(f, z), a),
+                           tt_l_binary(f, "stablehlo.divide", tt__cx_im(f, z), a));
+  return tt_l_select(f, tt_l_compare(f, "EQ", a, tt_shlo_const(f, &at, 0.0)), tt_shlo_const(f, &t, 0.0), q);
+}
+
 /* _linalg_det(A) -> (det, LU, pivots) (param 0);
  * _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots) (param 1) */
 tt_status_t tt__la_lower_det(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_dtype_t dt = tt_l_arg_dtype(c, 0);
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, dt));
-  bool slog = c->op->param != 0;
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, dt));
+  bool slog = c->op->param != 0, cx = tt_dtype_is_complex(dt);
   tt_val_t lu, piv, perm, info;
-  tt__la_lu(f, tt__la_mT(f, c->args[0].val), &lu, &piv, &perm, &info);
+  tt__la_lu(f, cx ? c->args[0].val : tt__la_mT(f, c->args[0].val), &lu, &piv, &perm, &info);
   tt_val_t d = tt__la_diag(f, lu);
   tt_type_t dtp = tt__sh_type(f, d);
   uint32_t last = 1u << (dtp.rank - 1);
@@ -339,10 +366,11 @@ tt_status_t tt__la_lower_det(tt_lctx_t* c) {
     tt_val_t p = tt_lt_reduce(f, d, last, "stablehlo.multiply", tt_lt_const0(f, dt, 1.0));
     TT_RETURN_IF_ERROR(tt_l_set_out(c, o++, tt_l_binary(f, "stablehlo.multiply", sgn, p)));
   } else {
-    tt_val_t s = tt_lt_reduce(f, tt_l_unary(f, "stablehlo.sign", d), last, "stablehlo.multiply",
-                              tt_lt_const0(f, dt, 1.0));
+    tt_val_t ad = tt_l_cabs(f, d); /* real */
+    tt_val_t sd = cx ? cx_sgn(f, d, ad) : tt_l_unary(f, "stablehlo.sign", d);
+    tt_val_t s = tt_lt_reduce(f, sd, last, "stablehlo.multiply", tt_lt_const0(f, dt, 1.0));
     TT_RETURN_IF_ERROR(tt_l_set_out(c, o++, tt_l_binary(f, "stablehlo.multiply", s, sgn)));
-    tt_val_t la = tt_l_unary(f, "stablehlo.log", tt_l_unary(f, "stablehlo.abs", d));
+    tt_val_t la = tt_l_unary(f, "stablehlo.log", ad);
     TT_RETURN_IF_ERROR(tt_l_set_out(c, o++, tt_lt_sum(f, la, last)));
   }
   TT_RETURN_IF_ERROR(tt_l_set_out(c, o++, lu));
@@ -353,7 +381,7 @@ tt_status_t tt__la_lower_det(tt_lctx_t* c) {
 tt_status_t tt__la_lower_inv(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_dtype_t dt = tt_l_arg_dtype(c, 0);
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, dt));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, dt));
   tt_type_t t = tt__sh_type(f, c->args[0].val);
   tt_val_t lu, piv, perm, info;
   tt__la_lu(f, c->args[0].val, &lu, &piv, &perm, &info);
@@ -361,7 +389,7 @@ tt_status_t tt__la_lower_inv(tt_lctx_t* c) {
     lu_errors(c, info, "linalg.inv_ex: The diagonal element is zero, the inversion could not be completed "
                        "because the input matrix is singular.");
   tt_val_t eye = tt__la_eye(f, dt, t.rank - 2, t.dims, t.dims[t.rank - 1]);
-  TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, tt__la_lu_solve(f, lu, perm, eye, false)));
+  TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, tt__la_lu_solve(f, lu, perm, eye, TT_LA_NOTRANS)));
   return tt_l_set_out(c, 1, info);
 }
 
@@ -369,7 +397,7 @@ tt_status_t tt__la_lower_inv(tt_lctx_t* c) {
 tt_status_t tt__la_lower_solve(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_dtype_t dt = tt_l_arg_dtype(c, 0);
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, dt));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, dt));
   tt_type_t at = tt__sh_type(f, c->args[0].val), bt = tt__sh_type(f, c->args[1].val);
   bool left = c->args[2].i != 0;
   tt_val_t lu, piv, perm, info;

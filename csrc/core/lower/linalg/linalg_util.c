@@ -6,10 +6,18 @@
 
 #include "linalg_util.h"
 #include "linalg_decomp.h"
+#include "../elementwise/lower_elementwise.h"
 
 tt_status_t tt__la_check_float(const tt_lctx_t* c, tt_dtype_t dt) {
   if (dt == TT_F32 || dt == TT_F64) return NULL;
   return tt_status_make(TT_UNIMPLEMENTED, "%s: not implemented for '%s' (float32 and float64 only)",
+                        c->op->name, tt_dtype_name(dt));
+}
+
+tt_status_t tt__la_check_field(const tt_lctx_t* c, tt_dtype_t dt) {
+  if (dt == TT_F32 || dt == TT_F64 || dt == TT_C64 || dt == TT_C128) return NULL;
+  return tt_status_make(TT_UNIMPLEMENTED,
+                        "%s: not implemented for '%s' (float32, float64, complex64 and complex128 only)",
                         c->op->name, tt_dtype_name(dt));
 }
 
@@ -30,6 +38,26 @@ tt_val_t tt__la_mT(tt_shlo_fn_t* f, tt_val_t v) {
   perm[t.rank - 1] = t.rank - 2;
   return tt_l_transpose(f, v, perm);
 }
+
+tt_val_t tt__la_neg0(tt_shlo_fn_t* f, const tt_type_t* t) {
+  if (!tt_dtype_is_complex(t->dtype)) return tt_shlo_const(f, t, tt_dtype_is_float(t->dtype) ? -0.0 : 0.0);
+  tt_type_t pt = *t;
+  pt.dtype = tt_dtype_real_part(t->dtype);
+  tt_val_t z = tt_shlo_const(f, &pt, -0.0);
+  return tt__cx_make(f, z, z);
+}
+
+bool tt__la_is_complex(tt_shlo_fn_t* f, tt_val_t v) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  return t && tt_dtype_is_complex(t->dtype);
+}
+
+tt_val_t tt__la_conj(tt_shlo_fn_t* f, tt_val_t v) {
+  if (!tt__la_is_complex(f, v)) return v;
+  return tt__cx_make(f, tt__cx_re(f, v), tt_l_unary(f, "stablehlo.negate", tt__cx_im(f, v)));
+}
+
+tt_val_t tt__la_mH(tt_shlo_fn_t* f, tt_val_t v) { return tt__la_conj(f, tt__la_mT(f, v)); }
 
 tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const int64_t* batch) {
   tt_type_t t = tt__sh_type(f, v);
@@ -73,10 +101,10 @@ tt_val_t tt__la_tri(tt_shlo_fn_t* f, tt_val_t v, bool lower, int64_t k) {
  * keeps every value bit-exact) where mask is false: picks one element. */
 static tt_val_t pick_sum(tt_shlo_fn_t* f, tt_val_t v, tt_val_t mask, int dim) {
   tt_type_t t = tt__sh_type(f, v);
-  double z = tt_dtype_is_float(t.dtype) ? -0.0 : 0.0;
-  tt_val_t zero = tt_shlo_const(f, &t, z);
-  return tt_lt_reduce(f, tt_l_select(f, mask, v, zero), 1u << dim, "stablehlo.add",
-                      tt_lt_const0(f, t.dtype, z));
+  tt_type_t t0 = t;
+  t0.rank = 0;
+  return tt_lt_reduce(f, tt_l_select(f, mask, v, tt__la_neg0(f, &t)), 1u << dim, "stablehlo.add",
+                      tt__la_neg0(f, &t0));
 }
 
 tt_val_t tt__la_diag(tt_shlo_fn_t* f, tt_val_t v) {
@@ -102,15 +130,18 @@ tt_val_t tt__la_take_rows(tt_shlo_fn_t* f, tt_val_t v, tt_val_t idx) {
 }
 
 tt_val_t tt__la_trsolve(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool left, bool lower,
-                        bool unit, bool transpose) {
+                        bool unit, tt__la_op_t op) {
   tt_type_t bt = tt__sh_type(f, b);
   if (tt__la_empty(&bt)) return b;
+  /* (real a: the adjoint is the transpose, spelled so) */
+  const char* tr = op == TT_LA_NOTRANS                        ? "NO_TRANSPOSE"
+                   : op == TT_LA_ADJ && tt__la_is_complex(f, a) ? "ADJOINT"
+                                                                : "TRANSPOSE";
   tt_val_t ops[2] = {a, b};
   return tt_shlo_opf(f, "stablehlo.triangular_solve", ops, 2, &bt,
                      "left_side = %s, lower = %s, unit_diagonal = %s, "
                      "transpose_a = #stablehlo<transpose %s>",
-                     left ? "true" : "false", lower ? "true" : "false", unit ? "true" : "false",
-                     transpose ? "TRANSPOSE" : "NO_TRANSPOSE");
+                     left ? "true" : "false", lower ? "true" : "false", unit ? "true" : "false", tr);
 }
 
 tt_val_t tt__la_any_nonzero(tt_shlo_fn_t* f, tt_val_t v) {

@@ -13,6 +13,9 @@
 /* TT_INVALID_ARGUMENT unless dt is float32 or float64 (what CPU's LAPACK
  * kernels take; complex is not supported here). */
 tt_status_t tt__la_check_float(const tt_lctx_t* c, tt_dtype_t dt);
+/* TT_UNIMPLEMENTED unless dt is float32, float64, complex64 or complex128
+ * (for the lowerings that handle complex matrices too). */
+tt_status_t tt__la_check_field(const tt_lctx_t* c, tt_dtype_t dt);
 /* True if the type has no elements. */
 bool tt__la_empty(const tt_type_t* t);
 /* Every output set to zeros of its type (empty results). */
@@ -20,6 +23,15 @@ tt_status_t tt__la_zero_outs(tt_lctx_t* c);
 
 /* The transpose of the last two dims. */
 tt_val_t tt__la_mT(tt_shlo_fn_t* f, tt_val_t v);
+/* The elementwise conjugate of a complex value; v itself when it is real. */
+tt_val_t tt__la_conj(tt_shlo_fn_t* f, tt_val_t v);
+/* The conjugate transpose of the last two dims (tt__la_mT for real values). */
+tt_val_t tt__la_mH(tt_shlo_fn_t* f, tt_val_t v);
+/* A constant of type t whose elements are -0.0 (complex: both parts; 0 for
+ * integers): the additive identity that keeps every value bit-exact. */
+tt_val_t tt__la_neg0(tt_shlo_fn_t* f, const tt_type_t* t);
+/* True if v's element type is complex. */
+bool tt__la_is_complex(tt_shlo_fn_t* f, tt_val_t v);
 /* v broadcast (right-aligned) to batch dims (nb, batch) followed by its own
  * last `keep` dims. */
 tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const int64_t* batch);
@@ -35,10 +47,12 @@ tt_val_t tt__la_diag(tt_shlo_fn_t* f, tt_val_t v);
 /* out[..., i, :] = v[..., idx[..., i], :]: rows gathered by an integer index
  * of shape (batch..., m'). */
 tt_val_t tt__la_take_rows(tt_shlo_fn_t* f, tt_val_t v, tt_val_t idx);
+/* op(a) in a triangular solve: a, a^T, a^H (the same as a^T for real a). */
+typedef enum tt__la_op { TT_LA_NOTRANS, TT_LA_TRANS, TT_LA_ADJ } tt__la_op_t;
 /* stablehlo.triangular_solve: op(a) x = b (left) or x op(a) = b; a and b
  * have the same batch dims. Only a's `lower` triangle is read. */
 tt_val_t tt__la_trsolve(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool left, bool lower,
-                        bool unit, bool transpose);
+                        bool unit, tt__la_op_t op);
 /* 0-d i1: any element of an integer value is nonzero. */
 tt_val_t tt__la_any_nonzero(tt_shlo_fn_t* f, tt_val_t v);
 
@@ -53,9 +67,9 @@ void tt__la_lu(tt_shlo_fn_t* f, tt_val_t a, tt_val_t* lu, tt_val_t* pivots, tt_v
                tt_val_t* info);
 /* The row permutation (batch..., m) i32 that LAPACK pivots describe. */
 tt_val_t tt__la_pivots_to_perm(tt_shlo_fn_t* f, tt_val_t pivots, int64_t m);
-/* Solves A X = B (adjoint: A^T X = B) for A = P L U given as (lu, perm),
+/* Solves op(A) X = B (A, A^T or A^H) for A = P L U given as (lu, perm),
  * left-hand B (batch..., n, k); lu and perm are broadcast to B's batch. */
-tt_val_t tt__la_lu_solve(tt_shlo_fn_t* f, tt_val_t lu, tt_val_t perm, tt_val_t b, bool adjoint);
+tt_val_t tt__la_lu_solve(tt_shlo_fn_t* f, tt_val_t lu, tt_val_t perm, tt_val_t b, tt__la_op_t op);
 
 /* Lowerings defined outside linalg.c (its table lists them). */
 tt_status_t tt__la_lower_lu_factor(tt_lctx_t* c); /* linalg_lu_factor_ex */
