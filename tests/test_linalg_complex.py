@@ -1,0 +1,248 @@
+"""Complex64 / complex128 linear algebra (csrc/core/lower/linalg/linalg.c,
+linalg_lu.c) against CPU: triangular solves, the Cholesky family, the LU
+family, det / slogdet, inv, solve, and their gradients for a few ops."""
+import pytest
+import torch
+
+from ops_util import check, dev, to_cpu, to_dev
+
+CDTYPES = [torch.complex64, torch.complex128]
+
+
+def tol(dt, scale=1.0):
+    if dt == torch.complex64:
+        return dict(rtol=1e-4 * scale, atol=1e-4 * scale)
+    return dict(rtol=1e-10 * scale, atol=1e-10 * scale)
+
+
+def cmake(shape, dt, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, dtype=dt, generator=g)
+
+
+def well_conditioned(*shape, dt, seed=0):
+    n = shape[-1]
+    return cmake(shape, dt, seed) + n * torch.eye(n, dtype=dt)
+
+
+def hpd(*batch, n, dt, seed=0):
+    b = cmake((*batch, n, n), dt, seed)
+    return b @ b.mH + n * torch.eye(n, dtype=dt)
+
+
+SHAPES = [(4, 4), (3, 5, 5), (2, 2, 3, 3), (1, 1), (0, 0), (0, 3, 3)]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular(dt, shape, upper, left, unit):
+    a = well_conditioned(*shape, dt=dt)
+    n = shape[-1]
+    b = cmake((*shape[:-2], n, 2) if left else (*shape[:-2], 2, n), dt, seed=1)
+    check(lambda x, y: torch.linalg.solve_triangular(x, y, upper=upper, left=left, unitriangular=unit),
+          a, b, **tol(dt))
+    # non-contiguous operands (transposed views) and a conjugated view of A
+    check(lambda x, y: torch.linalg.solve_triangular(x.mT, y, upper=upper, left=left), a.mT.contiguous(), b,
+          **tol(dt))
+    check(lambda x, y: torch.linalg.solve_triangular(x.mH, y, upper=upper, left=left), a.mT.contiguous(), b,
+          **tol(dt))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (1, 1), (0, 0)])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_triangular_solve(dt, shape, upper, transpose, unit):
+    # `transpose` is the plain transpose for complex A too (as on CPU)
+    a = well_conditioned(*shape, dt=dt)
+    b = cmake((*shape[:-2], shape[-1], 3), dt, seed=2)
+    check(lambda y, x: torch.triangular_solve(y, x, upper=upper, transpose=transpose, unitriangular=unit),
+          b, a, **tol(dt))
+
+
+def test_triangular_solve_transpose_is_not_conjugate():
+    a = well_conditioned(4, 4, dt=torch.complex128).triu()
+    b = cmake((4, 2), torch.complex128, seed=3)
+    x = torch.triangular_solve(b.to(dev), a.to(dev), upper=True, transpose=True).solution.cpu()
+    torch.testing.assert_close(a.mT @ x, b)
+    assert not torch.allclose(a.mH @ x, b)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2), (0,)])
+@pytest.mark.parametrize("n", [1, 4, 0])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(dt, batch, n, upper):
+    a = hpd(*batch, n=n, dt=dt)
+    check(lambda x: torch.linalg.cholesky_ex(x, upper=upper), a, **tol(dt))
+    check(lambda x: torch.linalg.cholesky(x, upper=upper), a, **tol(dt))
+    check(lambda x: torch.cholesky(x, upper=upper), a, **tol(dt))
+    # only one triangle is read, and only the real part of the diagonal
+    junk = a.clone()
+    if n:
+        junk.diagonal(dim1=-2, dim2=-1).imag.fill_(7.0)
+    ones = torch.ones(n, n, dtype=torch.bool)
+    unread = ones.tril(-1) if upper else ones.triu(1)
+    junk = torch.where(unread, cmake(a.shape, dt, seed=5), junk)
+    check(lambda x: torch.linalg.cholesky_ex(x, upper=upper), junk, **tol(dt))
+    # a transposed view
+    check(lambda x: torch.linalg.cholesky(x.mT, upper=upper), a.mT.contiguous(), **tol(dt))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_cholesky_info_and_errors(dt):
+    a = hpd(3, n=5, dt=dt)
+    a[1, 2, 2] = -50.0  # leading minor of order 3 is not positive definite
+    check(lambda x: torch.linalg.cholesky_ex(x)[1], a)
+    want = torch.linalg.cholesky_ex(a)[1]
+    assert want.tolist() == [0, 3, 0]
+    with pytest.raises(Exception, match="positive-definite"):
+        torch.linalg.cholesky(a.to(dev)).cpu()
+    with pytest.raises(Exception, match="positive-definite"):
+        torch.linalg.cholesky_ex(a.to(dev), check_errors=True)[0].cpu()
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("batch", [(), (3,), (0,)])
+@pytest.mark.parametrize("n", [1, 4, 0])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse_and_solve(dt, batch, n, upper):
+    a = hpd(*batch, n=n, dt=dt)
+    f = torch.linalg.cholesky(a, upper=upper)
+    check(lambda x: torch.cholesky_inverse(x, upper=upper), f, **tol(dt, 10))
+    b = cmake((*batch, n, 2), dt, seed=4)
+    check(lambda y, x: torch.cholesky_solve(y, x, upper=upper), b, f, **tol(dt, 10))
+    # broadcast batch of B against a single factor
+    if batch == (3,):
+        check(lambda y, x: torch.cholesky_solve(y, x, upper=upper), b, f[0], **tol(dt, 10))
+
+
+LU_SHAPES = [(4, 4), (3, 5, 5), (3, 5), (5, 3), (2, 4, 6), (1, 1), (0, 0), (0, 3, 3)]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", LU_SHAPES)
+def test_lu_family(dt, shape):
+    a = cmake(shape, dt, seed=6)  # no dominant diagonal: pivoting happens
+    check(lambda x: torch.linalg.lu_factor_ex(x), a, **tol(dt, 10))
+    check(lambda x: torch.linalg.lu(x), a, **tol(dt, 10))
+    check(lambda x: torch.linalg.lu(x.mT), a.mT.contiguous(), **tol(dt, 10))
+    lu, piv = torch.linalg.lu_factor(a)
+    check(lambda x, p: torch.lu_unpack(x, p), lu, piv, **tol(dt))
+
+
+def test_lu_pivots_use_cabs1():
+    # |re| + |im| keeps row 0 (2 + 2 > 3 + 0); |z| would pick row 1 (3 > 2 sqrt 2)
+    a = torch.tensor([[2 + 2j, 1.0], [3.0 + 0j, 2.0]], dtype=torch.complex128)
+    _, piv = torch.linalg.lu_factor(a)
+    assert piv.tolist() == [1, 2]
+    check(lambda x: torch.linalg.lu_factor(x), a)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (1, 1), (0, 0), (0, 2, 2)])
+@pytest.mark.parametrize("left", [False, True])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve(dt, shape, left, adjoint):
+    a = well_conditioned(*shape, dt=dt, seed=7)
+    lu, piv = torch.linalg.lu_factor(a)
+    n = shape[-1]
+    b = cmake((*shape[:-2], n, 2) if left else (*shape[:-2], 2, n), dt, seed=8)
+    check(lambda x, p, y: torch.linalg.lu_solve(x, p, y, left=left, adjoint=adjoint), lu, piv, b, **tol(dt, 10))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (2, 2, 3, 3), (1, 1), (0, 0), (0, 3, 3)])
+def test_det_slogdet_inv_solve(dt, shape):
+    a = cmake(shape, dt, seed=9) + 2 * torch.eye(shape[-1], dtype=dt)
+    t = tol(dt, 10)
+    check(torch.linalg.det, a, **t)
+    check(torch.linalg.slogdet, a, **t)
+    check(torch.ops.aten._linalg_det, a, **t)  # LU / pivots outputs: those of A itself, as CPU
+    check(torch.ops.aten._linalg_slogdet, a, **t)
+    check(torch.linalg.inv, a, **t)
+    check(torch.linalg.inv_ex, a, **t)
+    check(lambda x: torch.linalg.det(x.mT), a.mT.contiguous(), **t)  # non-contiguous input
+    check(lambda x: torch.linalg.slogdet(x.mT), a.mT.contiguous(), **t)
+    check(lambda x: torch.linalg.inv(x.mT), a.mT.contiguous(), **t)
+    n = shape[-1]
+    b = cmake((*shape[:-2], n, 3), dt, seed=10)
+    check(torch.linalg.solve, a, b, **t)
+    check(torch.ops.aten._linalg_solve_ex, a, b, **t)
+    check(lambda x, y: torch.linalg.solve(x, y, left=False), a, b.mT.contiguous(), **t)
+    check(lambda x, y: torch.linalg.solve(x.mT, y), a.mT.contiguous(), b, **t)
+    check(lambda x, y: torch.linalg.solve(x, y), a, cmake((*shape[:-2], n), dt, seed=11), **t)  # vector B
+    check(lambda x: torch.linalg.matrix_power(x, 3), a, **t)
+    check(lambda x: torch.linalg.matrix_power(x, -2), a, **t)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_singular(dt):
+    a = cmake((3, 4, 4), dt, seed=12)
+    a[1, :, 2] = 0  # singular
+    check(lambda x: torch.linalg.lu_factor_ex(x)[2], a)
+    check(lambda x: torch.linalg.inv_ex(x)[1], a)
+    check(lambda x: torch.linalg.solve_ex(x, torch.ones(4, 1, dtype=dt, device=x.device))[1], a)
+    got = to_cpu(torch.linalg.det(to_dev(a)))
+    assert got[1] == 0
+    torch.testing.assert_close(got, torch.linalg.det(a), **tol(dt, 10))
+    s, l = to_cpu(torch.linalg.slogdet(to_dev(a)))
+    assert s[1] == 0 and l[1] == float("-inf")
+    torch.testing.assert_close(s, torch.linalg.slogdet(a)[0], **tol(dt, 10))
+    with pytest.raises(Exception, match="singular"):
+        torch.linalg.inv(a.to(dev)).cpu()
+    with pytest.raises(Exception, match="singular"):
+        torch.linalg.solve(a.to(dev), torch.ones(3, 4, 1, dtype=dt, device=dev)).cpu()
+    with pytest.raises(Exception, match="division by zero"):
+        torch.linalg.lu_factor(a.to(dev))[0].cpu()
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_slogdet_sign_is_unit_complex(dt):
+    a = well_conditioned(2, 4, 4, dt=dt, seed=13)
+    s, l = to_cpu(torch.linalg.slogdet(to_dev(a)))
+    assert s.dtype == dt and l.dtype == torch.empty(0, dtype=dt).real.dtype
+    torch.testing.assert_close(s.abs(), torch.ones(2, dtype=l.dtype), **tol(dt))
+    assert s.imag.abs().max() > 1e-3  # a genuinely complex sign
+    torch.testing.assert_close(s * l.exp(), torch.linalg.det(a), **tol(dt, 10))
+
+
+def complex_grad_check(fn, *args, **t):
+    """The gradients of re(sum(fn(*args) * w)) w.r.t. every arg agree
+    between CPU and tpu (w: a fixed complex weight)."""
+    ca = [a.detach().clone().requires_grad_(True) for a in args]
+    da = [a.detach().to(dev).requires_grad_(True) for a in args]
+    oc, od = fn(*ca), fn(*da)
+    w = cmake(oc.shape, oc.dtype, seed=99)
+    (oc * w).sum().real.backward()
+    (od * w.to(dev)).sum().real.backward()
+    torch.testing.assert_close(od.detach().cpu(), oc.detach(), **t)
+    for a, b in zip(ca, da):
+        assert b.grad is not None, "no gradient reached the tpu input"
+        torch.testing.assert_close(b.grad.cpu(), a.grad, **t)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_grads(dt):
+    t = tol(dt, 20)
+    a = well_conditioned(2, 4, 4, dt=dt, seed=14)
+    b = cmake((2, 4, 3), dt, seed=15)
+    complex_grad_check(torch.linalg.solve, a, b, **t)
+    complex_grad_check(torch.linalg.inv, a, **t)
+    complex_grad_check(torch.linalg.det, a, **t)
+    complex_grad_check(lambda x: torch.linalg.slogdet(x)[1], a, **t)
+    m = cmake((2, 4, 4), dt, seed=16)
+    complex_grad_check(lambda x: torch.linalg.cholesky(x @ x.mH + 4 * torch.eye(4, dtype=dt, device=x.device)),
+                       m, **t)
+    complex_grad_check(lambda x, y: torch.linalg.solve_triangular(x.triu(), y, upper=True), a, b, **t)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_matrix_exp_still_refused(dt):
+    # not implemented for complex yet: a clear error, never a wrong answer
+    with pytest.raises(Exception, match="complex"):
+        torch.linalg.matrix_exp(cmake((3, 3), dt).to(dev)).cpu()
