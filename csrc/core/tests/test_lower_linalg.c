@@ -165,6 +165,56 @@ static void test_ldl(void) {
   if (!tt__cur_failed && lc_old) check_ldl(lc_old);
 }
 
+/* Complex64 (read as interleaved (re, im) f32 pairs). A = L L^H with
+ * L = [[2, 0], [i, 1]]: A = [[4, -2i], [2i, 2]]; the 5i on A's diagonal is
+ * never read (LAPACK reads the real part). A [1, i]^T = [6, 4i]. */
+static void check_complex_cholesky(tt_pjrt_t* p) {
+  lc_result_t r;
+  const float a[8] = {4, 0, 0, -2, 0, 2, 2, 5};
+  th_arg_t c[] = {lc_tensor(TY(TT_C64, 2, 2), a), BOOL(0), BOOL(0)};
+  tt_type_t ot[2] = {TY(TT_C64, 2, 2), TY0(TT_I32)};
+  TT_CHECK(lc_run(p, "aten::linalg_cholesky_ex", c, NARGS(c), ot, 2, &r));
+  WANT_F32(r, 0, 8, 1e-6, 2, 0, 0, 0, 0, 1, 1, 0);
+  WANT_I32(r, 1, 1, 0);
+  lc_free(&r);
+  const float l[8] = {2, 0, 0, 0, 0, 1, 1, 0}, b[4] = {6, 0, 0, 4};
+  th_arg_t s[] = {lc_tensor(TY(TT_C64, 2, 1), b), lc_tensor(TY(TT_C64, 2, 2), l), BOOL(0)};
+  tt_type_t st = TY(TT_C64, 2, 1);
+  TT_CHECK(lc_run(p, "aten::_cholesky_solve_helper", s, NARGS(s), &st, 1, &r));
+  WANT_F32(r, 0, 4, 1e-6, 1, 0, 0, 1);
+  lc_free(&r);
+}
+
+/* LU of [[2+2i, 1], [3, 2]]: |re|+|im| keeps row 0 (4 > 3; |z| would swap),
+ * l = 3 / (2+2i) = 0.75-0.75i, u22 = 2 - l = 1.25+0.75i; det = 1+4i. */
+static void check_complex_lu(tt_pjrt_t* p) {
+  lc_result_t r;
+  const float a[8] = {2, 2, 1, 0, 3, 0, 2, 0};
+  th_arg_t c[] = {lc_tensor(TY(TT_C64, 2, 2), a), BOOL(1), BOOL(0)};
+  tt_type_t ot[3] = {TY(TT_C64, 2, 2), TY(TT_I32, 2), TY0(TT_I32)};
+  TT_CHECK(lc_run(p, "aten::linalg_lu_factor_ex", c, NARGS(c), ot, 3, &r));
+  WANT_F32(r, 0, 8, 1e-6, 2, 2, 1, 0, 0.75f, -0.75f, 1.25f, 0.75f);
+  WANT_I32(r, 1, 2, 1, 2);
+  WANT_I32(r, 2, 1, 0);
+  lc_free(&r);
+  th_arg_t d[] = {lc_tensor(TY(TT_C64, 2, 2), a)};
+  tt_type_t sl[4] = {TY0(TT_C64), TY0(TT_F32), TY(TT_C64, 2, 2), TY(TT_I32, 2)};
+  TT_CHECK(lc_run(p, "aten::_linalg_slogdet", d, NARGS(d), sl, 4, &r));
+  float m = sqrtf(17.0f);
+  WANT_F32(r, 0, 2, 1e-6, 1 / m, 4 / m);
+  WANT_F32(r, 1, 1, 1e-6, (float)(0.5 * log(17.0)));
+  WANT_F32(r, 2, 8, 1e-6, 2, 2, 1, 0, 0.75f, -0.75f, 1.25f, 0.75f); /* the LU of A itself */
+  lc_free(&r);
+  tt_type_t dt[3] = {TY0(TT_C64), TY(TT_C64, 2, 2), TY(TT_I32, 2)};
+  TT_CHECK(lc_run(p, "aten::_linalg_det", d, NARGS(d), dt, 3, &r));
+  WANT_F32(r, 0, 2, 1e-6, 1, 4);
+  lc_free(&r);
+}
+static void test_complex(void) {
+  if (lc_new) check_complex_cholesky(lc_new), check_complex_lu(lc_new);
+  if (!tt__cur_failed && lc_old) check_complex_cholesky(lc_old), check_complex_lu(lc_old);
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_cholesky);
@@ -174,6 +224,7 @@ int main(void) {
   TT_RUN(test_det_inv_solve);
   TT_RUN(test_matrix_exp);
   TT_RUN(test_ldl);
+  TT_RUN(test_complex);
   lc_close();
   TT_REPORT();
 }
