@@ -1,7 +1,8 @@
 /* Linear algebra (float32/float64 matrices, and complex64/complex128 where
- * a lowering checks with tt__la_check_field; leading dims are batch dims): Cholesky factorization, inverse and solve, triangular solves (this
- * file, on stablehlo.cholesky / stablehlo.triangular_solve), LU and what is
- * built on it (linalg_lu.c), matrix_exp (linalg_exp.c). The composite ATen
+ * a lowering checks with tt__la_check_field; leading dims are batch dims):
+ * Cholesky factorization, inverse and solve, triangular solves (this file,
+ * on stablehlo.cholesky / stablehlo.triangular_solve), LU and what is built
+ * on it (linalg_lu.c), matrix_exp (linalg_exp.c). The composite ATen
  * ops (linalg.cholesky, linalg.inv, linalg.solve, det, ...) reach these
  * through the overloads in the table below. Errors that CPU raises from the
  * LAPACK info (check_errors=True, torch.cholesky) become device-side checks;
