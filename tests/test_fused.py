@@ -197,21 +197,33 @@ def _model():
                                torch.nn.Linear(16, 4))
 
 
-def test_forward_backward_step_is_one_program():
-    m = _model().to(DEV)
-    mc = _model()
+def _fused_forward_backward(mc):
+    """A fused forward and backward of a copy of CPU module mc on tpu (grads
+    checked against CPU's): programs run by the time the backward returned,
+    calls still recorded then, programs in all."""
+    import copy
+
+    m = copy.deepcopy(mc).to(DEV)
     x = torch.randn(5, 8)
     xd = x.to(DEV)
     torch.tpu.synchronize()
     with torch_tpu.eager_mode("fused"):
         e0 = stats()["executions"]
         loss = m(xd).square().mean()
+        assert stats()["executions"] == e0
         loss.backward()  # on autograd's device thread: recorded too
+        after_backward, still_recorded = stats()["executions"] - e0, pending()
         got = [p.grad.cpu() for p in m.parameters()]
         n = stats()["executions"] - e0
     mc(x).square().mean().backward()
     for g, p in zip(got, mc.parameters()):
         torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
+    return after_backward, still_recorded, n
+
+
+def test_forward_backward_step_is_one_program():
+    """A forward of fewer than 8 calls is not cut where the backward starts."""
+    _, _, n = _fused_forward_backward(_model())
     assert n == 1, f"forward + backward ran as {n} programs"
 
 
@@ -221,30 +233,10 @@ def test_backward_starts_a_program_for_the_forward():
     backward is one program of its own."""
     torch.manual_seed(0)
     mc = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()) for _ in range(6)])
-    m = _copy_to(mc, DEV)
-    x = torch.randn(5, 8)
-    xd = x.to(DEV)
-    torch.tpu.synchronize()
-    with torch_tpu.eager_mode("fused"):
-        e0 = stats()["executions"]
-        loss = m(xd).square().mean()
-        assert stats()["executions"] == e0 and pending() >= 8
-        loss.backward()
-        after_backward = stats()["executions"] - e0
-        still_recorded = pending()
-        got = [p.grad.cpu() for p in m.parameters()]
-        n = stats()["executions"] - e0
-    mc(x).square().mean().backward()
-    for g, p in zip(got, mc.parameters()):
-        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
+    after_backward, still_recorded, n = _fused_forward_backward(mc)
     assert after_backward == 1, f"the forward ran as {after_backward} programs"
     assert still_recorded > 0
     assert n == 2, f"forward + backward ran as {n} programs"
-
-
-def _copy_to(m, dev):
-    import copy
-    return copy.deepcopy(m).to(dev)
 
 
 def test_training_loop_settles_on_cached_programs():

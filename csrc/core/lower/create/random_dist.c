@@ -83,20 +83,35 @@ static tt_val_t row(tt_shlo_fn_t* f, tt_val_t u, int64_t i, int64_t n) {
   return tt_l_reshape(f, tt_lt_slice_dim(f, u, 0, i, i + 1), 1, &n);
 }
 
-static tt_val_t next_round(tt_shlo_fn_t* f, tt_val_t round) { return add(f, round, k_like(f, round, 1.0)); }
+/* Every rejection loop carries its stream, which elements are done and the
+ * round number first, then its own values (from L_FIRST on). */
+enum { L_STATE, L_DONE, L_ROUND, L_FIRST };
 
-static tt_val_t loop_cond(tt_shlo_fn_t* f, tt_val_t done, tt_val_t round) {
-  return and_(f, any_true(f, not_(f, done)), cmpk(f, "LT", round, (double)MAX_ROUNDS));
+/* while some element is not done (and fewer than MAX_ROUNDS rounds ran) */
+static tt_val_t rounds_cond(tt_shlo_fn_t* f, const tt_val_t* st, void* ud) {
+  (void)ud;
+  return and_(f, any_true(f, not_(f, st[L_DONE])), cmpk(f, "LT", st[L_ROUND], (double)MAX_ROUNDS));
+}
+
+/* A round's k rows of n uniforms; advances the stream and the round number. */
+static tt_val_t round_draw(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, tt_dtype_t cdt, int64_t k, int64_t n) {
+  tt_val_t state = st[L_STATE];
+  tt_val_t u = draw(f, &state, cdt, k, n);
+  next[L_STATE] = state;
+  next[L_ROUND] = add(f, st[L_ROUND], k_like(f, st[L_ROUND], 1.0));
+  return u;
+}
+
+/* The first values of a loop's carry: the op's stream, done, round 0. */
+static void loop_begin(tt_shlo_fn_t* f, tt_val_t* st, tt_val_t op_state, tt_val_t done) {
+  st[L_STATE] = stream(f, op_state);
+  st[L_DONE] = done;
+  st[L_ROUND] = tt_lt_const0(f, TT_I64, 0.0);
 }
 
 /* ---- gamma ------------------------------------------------------------------------ */
 
-enum { G_STATE, G_D, G_C, G_DV, G_DONE, G_ROUND, G_COUNT };
-
-static tt_val_t gamma_cond(tt_shlo_fn_t* f, const tt_val_t* st, void* ud) {
-  (void)ud;
-  return loop_cond(f, st[G_DONE], st[G_ROUND]);
-}
+enum { G_D = L_FIRST, G_C, G_DV, G_COUNT };
 
 /* One round of Marsaglia-Tsang: x normal, y = 1 + c x > 0, v = y^3, u
  * uniform; accepted where u < 1 - 0.0331 x^4 or log u < x^2 / 2 + d (1 - v +
@@ -106,8 +121,7 @@ static void gamma_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void
   tt_val_t d = st[G_D], c = st[G_C];
   const tt_type_t* t = tt_shlo_type(f, d);
   int64_t n = t->dims[0];
-  tt_val_t state = st[G_STATE];
-  tt_val_t u = draw(f, &state, t->dtype, 3, n);
+  tt_val_t u = round_draw(f, st, next, t->dtype, 3, n);
   tt_val_t u0 = row(f, u, 0, n), u1 = row(f, u, 1, n), uu = row(f, u, 2, n);
   tt_val_t rad = un(f, "stablehlo.sqrt", mul(f, k_like(f, u0, -2.0), un(f, "stablehlo.log", u0)));
   tt_val_t x = mul(f, rad, un(f, "stablehlo.cosine", mul(f, k_like(f, u1, 2.0 * M_PI), u1)));
@@ -118,11 +132,9 @@ static void gamma_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void
   tt_val_t lg = cmp(f, "LT", un(f, "stablehlo.log", uu),
                     add(f, mul(f, k_like(f, xx, 0.5), xx),
                         mul(f, d, add(f, sub(f, k_like(f, v, 1.0), v), un(f, "stablehlo.log", v)))));
-  tt_val_t ok = and_(f, and_(f, not_(f, st[G_DONE]), cmpk(f, "GT", y, 0.0)), or_(f, sq, lg));
-  next[G_STATE] = state;
+  tt_val_t ok = and_(f, and_(f, not_(f, st[L_DONE]), cmpk(f, "GT", y, 0.0)), or_(f, sq, lg));
   next[G_DV] = tt_l_select(f, ok, mul(f, d, v), st[G_DV]);
-  next[G_DONE] = or_(f, st[G_DONE], ok);
-  next[G_ROUND] = next_round(f, st[G_ROUND]);
+  next[L_DONE] = or_(f, st[L_DONE], ok);
 }
 
 /* Gamma(alpha, 1) samples of a flat alpha (n, cdt) drawn from `state`: *dv
@@ -141,13 +153,13 @@ static void gamma_parts(tt_shlo_fn_t* f, tt_val_t state, tt_val_t alpha, tt_val_
   tt_val_t zero = cmpk(f, "EQ", alpha, 0.0);
   tt_val_t bad = not_(f, cmpk(f, "GE", alpha, 0.0)); /* negative or NaN */
   tt_val_t st[G_COUNT];
-  st[G_STATE] = state;
+  st[L_STATE] = state; /* the stream, already drawn from for the boost */
+  st[L_DONE] = or_(f, zero, bad);
+  st[L_ROUND] = tt_lt_const0(f, TT_I64, 0.0);
   st[G_D] = d;
   st[G_C] = c;
   st[G_DV] = tt_l_select(f, zero, k_like(f, alpha, 0.0), k_like(f, alpha, NAN));
-  st[G_DONE] = or_(f, zero, bad);
-  st[G_ROUND] = tt_lt_const0(f, TT_I64, 0.0);
-  tt_l_while(f, st, G_COUNT, gamma_cond, gamma_body, NULL);
+  tt_l_while(f, st, G_COUNT, rounds_cond, gamma_body, NULL);
   *dv = st[G_DV];
 }
 
@@ -212,23 +224,17 @@ static tt_status_t lower_sample_dirichlet(tt_lctx_t* c) {
 
 /* ---- Poisson ---------------------------------------------------------------------- */
 
-enum { P_STATE, P_LAM, P_K, P_PROD, P_DONE, P_ROUND, P_COUNT };
-
-static tt_val_t poisson_cond(tt_shlo_fn_t* f, const tt_val_t* st, void* ud) {
-  (void)ud;
-  return loop_cond(f, st[P_DONE], st[P_ROUND]);
-}
+enum { P_LAM = L_FIRST, P_K, P_PROD, P_COUNT };
 
 /* One round for every element: below rate 10 the running product of
  * uniforms takes one more factor (the count grows while the product stays
  * above e^-lambda); from 10 one PTRS candidate k (uniforms U - 1/2 and V). */
 static void poisson_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void* ud) {
   (void)ud;
-  tt_val_t lam = st[P_LAM], done = st[P_DONE];
+  tt_val_t lam = st[P_LAM], done = st[L_DONE];
   const tt_type_t* t = tt_shlo_type(f, lam);
   int64_t n = t->dims[0];
-  tt_val_t state = st[P_STATE];
-  tt_val_t u = draw(f, &state, t->dtype, 2, n);
+  tt_val_t u = round_draw(f, st, next, t->dtype, 2, n);
   tt_val_t u0 = row(f, u, 0, n), v = row(f, u, 1, n);
   tt_val_t big = cmpk(f, "GE", lam, 10.0), live = not_(f, done);
   /* product method */
@@ -256,11 +262,9 @@ static void poisson_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, vo
                      un(f, "chlo.lgamma", add(f, kk, k_like(f, kk, 1.0))));
   tt_val_t acc = or_(f, box, and_(f, not_(f, rej), cmp(f, "LE", lhs, rhs)));
   tt_val_t big_done = and_(f, and_(f, live, big), acc);
-  next[P_STATE] = state;
   next[P_K] = tt_l_select(f, big_done, kk, k_small);
   next[P_PROD] = tt_l_select(f, small_live, prod, st[P_PROD]);
-  next[P_DONE] = or_(f, done, or_(f, small_done, big_done));
-  next[P_ROUND] = next_round(f, st[P_ROUND]);
+  next[L_DONE] = or_(f, done, or_(f, small_done, big_done));
 }
 
 /* poisson(self): rates >= 0 (CPU's error otherwise); 0 gives 0. */
@@ -276,24 +280,17 @@ static tt_status_t lower_poisson(tt_lctx_t* c) {
   tt_shlo_add_check(f, any_true(f, bad), TT_INTERNAL, /* CPU's RuntimeError */
                     "invalid Poisson rate, expected rate to be non-negative");
   tt_val_t st[P_COUNT];
-  st[P_STATE] = stream(f, rng_state(c));
+  loop_begin(f, st, rng_state(c), or_(f, bad, cmpk(f, "EQ", lam, 0.0)));
   st[P_LAM] = lam;
   st[P_K] = tt_l_select(f, bad, k_like(f, lam, NAN), k_like(f, lam, 0.0));
   st[P_PROD] = k_like(f, lam, 1.0);
-  st[P_DONE] = or_(f, bad, cmpk(f, "EQ", lam, 0.0));
-  st[P_ROUND] = tt_lt_const0(f, TT_I64, 0.0);
-  tt_l_while(f, st, P_COUNT, poisson_cond, poisson_body, NULL);
+  tt_l_while(f, st, P_COUNT, rounds_cond, poisson_body, NULL);
   return tt_l_set_out(c, 0, tt_l_reshape(f, tt_l_convert(f, st[P_K], ot->dtype), ot->rank, ot->dims));
 }
 
 /* ---- binomial --------------------------------------------------------------------- */
 
-enum { B_STATE, B_N, B_P, B_K, B_GSUM, B_DONE, B_ROUND, B_COUNT };
-
-static tt_val_t binomial_cond(tt_shlo_fn_t* f, const tt_val_t* st, void* ud) {
-  (void)ud;
-  return loop_cond(f, st[B_DONE], st[B_ROUND]);
-}
+enum { B_N = L_FIRST, B_P, B_K, B_GSUM, B_COUNT };
 
 /* Stirling's series tail of log k! (CPU's table below 10). */
 static tt_val_t stirling_tail(tt_shlo_fn_t* f, tt_val_t k) {
@@ -317,11 +314,10 @@ static tt_val_t stirling_tail(tt_shlo_fn_t* f, tt_val_t k) {
  * sum stays within n), from 10 one BTRS candidate. */
 static void binomial_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, void* ud) {
   (void)ud;
-  tt_val_t cnt = st[B_N], p = st[B_P], done = st[B_DONE];
+  tt_val_t cnt = st[B_N], p = st[B_P], done = st[L_DONE];
   const tt_type_t* t = tt_shlo_type(f, p);
   int64_t n = t->dims[0];
-  tt_val_t state = st[B_STATE];
-  tt_val_t uv = draw(f, &state, t->dtype, 2, n);
+  tt_val_t uv = round_draw(f, st, next, t->dtype, 2, n);
   tt_val_t u0 = row(f, uv, 0, n), v = row(f, uv, 1, n);
   tt_val_t one = k_like(f, p, 1.0), live = not_(f, done);
   tt_val_t big = cmpk(f, "GE", mul(f, cnt, p), 10.0);
@@ -356,11 +352,9 @@ static void binomial_body(tt_shlo_fn_t* f, const tt_val_t* st, tt_val_t* next, v
                       add(f, stirling_tail(f, k), stirling_tail(f, sub(f, cnt, k)))));
   tt_val_t acc = and_(f, in_range, or_(f, box, cmp(f, "LE", lv, ub)));
   tt_val_t bt_done = and_(f, and_(f, live, big), acc);
-  next[B_STATE] = state;
   next[B_K] = tt_l_select(f, bt_done, k, k_inv);
   next[B_GSUM] = tt_l_select(f, inv_live, gsum, st[B_GSUM]);
-  next[B_DONE] = or_(f, done, or_(f, inv_done, bt_done));
-  next[B_ROUND] = next_round(f, st[B_ROUND]);
+  next[L_DONE] = or_(f, done, or_(f, inv_done, bt_done));
 }
 
 /* binomial(count, prob): count <= 0 or prob <= 0 give 0, prob >= 1 gives
@@ -382,14 +376,12 @@ static tt_status_t lower_binomial(tt_lctx_t* c) {
   tt_val_t special = or_(f, or_(f, zero, all), nan);
   tt_val_t flip = cmpk(f, "GT", prob, 0.5);
   tt_val_t st[B_COUNT];
-  st[B_STATE] = stream(f, rng_state(c));
+  loop_begin(f, st, rng_state(c), special);
   st[B_N] = cnt;
   st[B_P] = tt_l_select(f, flip, sub(f, k_like(f, prob, 1.0), prob), prob);
   st[B_K] = k_like(f, cnt, 0.0);
   st[B_GSUM] = k_like(f, cnt, 0.0);
-  st[B_DONE] = special;
-  st[B_ROUND] = tt_lt_const0(f, TT_I64, 0.0);
-  tt_l_while(f, st, B_COUNT, binomial_cond, binomial_body, NULL);
+  tt_l_while(f, st, B_COUNT, rounds_cond, binomial_body, NULL);
   tt_val_t k = tt_l_select(f, flip, sub(f, cnt, st[B_K]), st[B_K]);
   tt_val_t sv = tt_l_select(f, nan, k_like(f, cnt, NAN), tt_l_select(f, all, cnt, k_like(f, cnt, 0.0)));
   k = tt_l_select(f, special, sv, k);
