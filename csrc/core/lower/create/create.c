@@ -53,20 +53,23 @@ static tt_status_t lower_linspace(tt_lctx_t* c) {
   tt_dtype_t dt = ot->dtype;
   int64_t n = tt_type_numel(ot);
   if (n == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
-  tt_dtype_t cdt = tt_dtype_is_float(dt) ? tt_l_opmath(dt) : TT_F64;
-  tt_dtype_t sdt = tt_dtype_is_float(dt) ? cdt : TT_I64; /* start/end as scalar_t */
+  bool fl = tt_dtype_is_float(dt) || tt_dtype_is_complex(dt);
+  tt_dtype_t cdt = fl ? tt_l_opmath(dt) : TT_F64;
+  tt_dtype_t sdt = fl ? cdt : TT_I64; /* start/end as scalar_t */
+  /* the index and its comparison are real; complex: (i, 0) in the products */
+  tt_dtype_t idt = tt_dtype_is_complex(cdt) ? tt_dtype_real_part(cdt) : cdt;
   tt_val_t s = tt_l_convert(f, tt_lt_scalar(c, 0, sdt), cdt);
   tt_val_t e = tt_l_convert(f, tt_lt_scalar(c, 1, sdt), cdt);
   if (n == 1) return tt_l_set_out(c, 0, tt_lt_splat(f, s, 1, &n));
   tt_val_t step = tt_l_binary(f, "stablehlo.divide", tt_l_binary(f, "stablehlo.subtract", e, s),
                               tt_lt_const0(f, cdt, (double)(n - 1)));
-  tt_type_t vt = tt_type_make(cdt, 1, &n);
-  tt_val_t i = tt_lt_iota(f, cdt, 1, &n, 0);
+  tt_type_t vt = tt_type_make(idt, 1, &n);
+  tt_val_t ir = tt_lt_iota(f, idt, 1, &n, 0), i = tt_l_convert(f, ir, cdt);
   tt_val_t sb = tt_lt_splat(f, s, 1, &n), eb = tt_lt_splat(f, e, 1, &n), stb = tt_lt_splat(f, step, 1, &n);
   tt_val_t lo = tt_l_binary(f, "stablehlo.add", sb, tt_l_binary(f, "stablehlo.multiply", stb, i));
-  tt_val_t back = tt_l_binary(f, "stablehlo.subtract", tt_shlo_const(f, &vt, (double)(n - 1)), i);
+  tt_val_t back = tt_l_convert(f, tt_l_binary(f, "stablehlo.subtract", tt_shlo_const(f, &vt, (double)(n - 1)), ir), cdt);
   tt_val_t hi = tt_l_binary(f, "stablehlo.subtract", eb, tt_l_binary(f, "stablehlo.multiply", stb, back));
-  tt_val_t first = tt_l_compare(f, "LT", i, tt_shlo_const(f, &vt, (double)(n / 2)));
+  tt_val_t first = tt_l_compare(f, "LT", ir, tt_shlo_const(f, &vt, (double)(n / 2)));
   return tt_l_set_out(c, 0, tt_l_select(f, first, lo, hi));
 }
 

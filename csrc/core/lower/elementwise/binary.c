@@ -206,7 +206,11 @@ static tt_val_t logaddexp(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool base2) {
                                   tt_l_compare(f, "EQ", a, b));
   return tt_l_select(f, same_inf, a, r);
 }
-static tt_val_t b_logaddexp(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return logaddexp(f, a, b, false); }
+static tt_val_t b_logaddexp(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (t && tt_dtype_is_complex(t->dtype)) return tt__cx_logaddexp(f, a, b);
+  return logaddexp(f, a, b, false);
+}
 static tt_val_t b_logaddexp2(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) { return logaddexp(f, a, b, true); }
 
 #define ANY TT_EW_ANY
@@ -247,7 +251,7 @@ static const binfo_t k_bops[] = {
     [B_GT] = {"GT", NULL, BP_CMP, ANY, false, false},
     [B_GE] = {"GE", NULL, BP_CMP, ANY, false, false},
     [B_HEAVISIDE] = {NULL, b_heaviside, BP_SAME, ANY, false, false},
-    [B_LOGADDEXP] = {NULL, b_logaddexp, BP_FLOAT, TT_EW_FLOAT, false, false},
+    [B_LOGADDEXP] = {NULL, b_logaddexp, BP_FLOAT, TT_EW_FLOAT | CX, false, false},
     [B_LOGADDEXP2] = {NULL, b_logaddexp2, BP_FLOAT, TT_EW_FLOAT, false, false},
 };
 _Static_assert(sizeof(k_bops) / sizeof(k_bops[0]) == B_COUNT, "one k_bops row per bop");

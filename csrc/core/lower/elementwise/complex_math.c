@@ -269,11 +269,9 @@ tt_val_t tt__cx_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool scalar) {
   return r;
 }
 
-tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo) {
-  tt_shlo_fn_t* f = c->f;
-  tt_val_t z = c->args[0].val;
+tt_val_t tt__cx_fn(tt_shlo_fn_t* f, int uop, tt_val_t z) {
   const tt_type_t* t = tt_shlo_type(f, z);
-  if (!t) return tt_status_make(TT_INTERNAL, "%s: bad input", c->op->name);
+  if (!t) return TT_SHLO_INVALID;
   cx_t st = {f, tt__cx_re(f, z), tt__cx_im(f, z), t->dtype == TT_C128};
   cx_t* s = &st;
   tt_val_t r, one = tt__ew_k(f, z, 1.0);
@@ -340,10 +338,40 @@ tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo) {
       r = mk(s, im_of(s, w), sel(s, is0(s, s->y), s->y, un(s, "stablehlo.negate", re_of(s, w))));
       break;
     }
-    default:
-      (void)shlo;
-      return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for dtype %s", c->op->name,
-                            tt_dtype_name(t->dtype));
+    default: return TT_SHLO_INVALID;
   }
+  return r;
+}
+
+tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo) {
+  (void)shlo;
+  tt_val_t z = c->args[0].val;
+  const tt_type_t* t = tt_shlo_type(c->f, z);
+  if (!t) return tt_status_make(TT_INTERNAL, "%s: bad input", c->op->name);
+  tt_val_t r = tt__cx_fn(c->f, uop, z);
+  if (r == TT_SHLO_INVALID)
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for dtype %s", c->op->name,
+                          tt_dtype_name(t->dtype));
   return tt_l_set_out(c, 0, r);
+}
+
+/* log(exp x + exp y) as CPU combines complex values (logaddexp, and each
+ * step of logcumsumexp): a NaN part anywhere gives NaN + i NaN; min is x when
+ * re x < re y, else y; equal infinite real parts give min (-inf) or
+ * log(exp min + exp max) (+inf); otherwise log1p(exp(min - max)) + max. */
+tt_val_t tt__cx_logaddexp(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y) {
+  tt_val_t xr = tt__cx_re(f, x), yr = tt__cx_re(f, y);
+  tt_val_t lt = tt_l_compare(f, "LT", xr, yr);
+  tt_val_t mn = tt_l_select(f, lt, x, y), mx = tt_l_select(f, lt, y, x);
+  tt_val_t mnr = tt_l_select(f, lt, xr, yr), mxr = tt_l_select(f, lt, yr, xr);
+  tt_val_t nan = tt_l_binary(f, "stablehlo.or",
+                             tt_l_binary(f, "stablehlo.or", tt__ew_isnan(f, xr), tt__ew_isnan(f, tt__cx_im(f, x))),
+                             tt_l_binary(f, "stablehlo.or", tt__ew_isnan(f, yr), tt__ew_isnan(f, tt__cx_im(f, y))));
+  tt_val_t gen = tt__ew_add(f, tt__cx_fn(f, TT_U_LOG1P, tt__cx_fn(f, TT_U_EXP, tt__ew_sub(f, mn, mx))), mx);
+  tt_val_t pinf = tt__cx_fn(f, TT_U_LOG, tt__ew_add(f, tt__cx_fn(f, TT_U_EXP, mn), tt__cx_fn(f, TT_U_EXP, mx)));
+  tt_val_t eqinf = tt_l_binary(f, "stablehlo.and", tt__ew_cmpk(f, "EQ", tt_l_unary(f, "stablehlo.abs", mnr), INFINITY),
+                               tt_l_compare(f, "EQ", mnr, mxr));
+  tt_val_t r = tt_l_select(f, eqinf, tt_l_select(f, tt__ew_cmpk(f, "LT", mnr, 0), mn, pinf), gen);
+  tt_val_t qn = tt__ew_k(f, xr, NAN);
+  return tt_l_select(f, nan, tt__cx_make(f, qn, qn), r);
 }

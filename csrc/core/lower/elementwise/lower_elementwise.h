@@ -115,6 +115,11 @@ tt_val_t tt__cx_abs(tt_shlo_fn_t* f, tt_val_t z);
  * the op's StableHLO op for real inputs, or NULL. Fails for the ops that
  * PyTorch does not define on complex values. */
 tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo);
+/* The same function as a value (TT_SHLO_INVALID for the ops it does not define),
+ * for lowerings built from complex exp / log / sin (logsumexp, logaddexp, sinc). */
+tt_val_t tt__cx_fn(tt_shlo_fn_t* f, int uop, tt_val_t z);
+/* log(exp x + exp y) of complex x, y as CPU's logaddexp / logcumsumexp step (complex_math.c) */
+tt_val_t tt__cx_logaddexp(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y);
 tt_status_t tt__ew_lower_act(tt_lctx_t* c);
 
 /* ---- binary-family lowerings living outside binary.c (binary_misc.c) ------- */

@@ -71,13 +71,16 @@ static tt_status_t lower_renorm(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t x = c->args[0].val;
   tt_type_t t = tt__sh_type(f, x);
-  if (!tt_dtype_is_float(t.dtype))
+  bool cx = tt_dtype_is_complex(t.dtype);
+  if (!tt_dtype_is_float(t.dtype) && !cx)
     return tt_status_make(TT_INVALID_ARGUMENT, "renorm: expected a floating point tensor, got %s", tt_dtype_name(t.dtype));
   if (t.rank == 0 || tt_type_numel(&t) == 0) return tt_l_set_out(c, 0, x);
   int dim = (int)tt_l_wrap_dim(c->args[2].i, t.rank);
-  tt_dtype_t cdt = tt_l_opmath(t.dtype);
+  /* complex: the norms of |x| (real), the real factor as (fac, 0) times x, as on CPU */
+  tt_dtype_t cdt = tt_l_opmath(cx ? tt_dtype_real_part(t.dtype) : t.dtype);
   uint32_t mask = ((1u << t.rank) - 1u) & ~(1u << dim);
-  tt_val_t norm = vector_norm(f, tt_l_convert(f, x, cdt), mask, tt_lt_scalar(c, 1, cdt));
+  tt_val_t xa = cx ? tt_l_cabs(f, x) : x;
+  tt_val_t norm = vector_norm(f, tt_l_convert(f, xa, cdt), mask, tt_lt_scalar(c, 1, cdt));
   tt_val_t maxn = tt_lt_splat(f, tt_lt_scalar(c, 3, cdt), 1, &t.dims[dim]);
   tt_val_t fac = bin(f, "stablehlo.divide", maxn, bin(f, "stablehlo.add", norm, kl(f, norm, 1e-7)));
   fac = tt_l_select(f, tt_l_compare(f, "GT", norm, maxn), fac, kl(f, norm, 1.0));

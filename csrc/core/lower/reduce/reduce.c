@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "../lower_tensor_util.h"
+#include "../elementwise/lower_elementwise.h"
 #include "../tt_lower_tables.h"
 
 enum red_kind {
@@ -170,7 +171,8 @@ static tt_status_t lower_var(tt_lctx_t* c) {
 }
 
 /* logsumexp(self, dim[], keepdim): the max is subtracted for stability and
- * replaced by 0 where it is infinite (PyTorch's formulation). */
+ * replaced by 0 where it is infinite (PyTorch's formulation; complex: the
+ * max of the real parts, as CPU). */
 static tt_status_t lower_logsumexp(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   uint32_t mask = red_mask(c);
@@ -180,13 +182,19 @@ static tt_status_t lower_logsumexp(tt_lctx_t* c) {
   tt_type_t xt = *st;
   xt.dtype = acc;
   tt_val_t x = tt_l_convert(f, c->args[0].val, acc);
-  tt_val_t m = tt_lt_extreme(f, x, mask, true);
+  bool cx = tt_dtype_is_complex(acc);
+  tt_val_t m = tt_lt_extreme(f, cx ? tt__cx_re(f, x) : x, mask, true);
   const tt_type_t* mtp = tt_shlo_type(f, m);
   if (!mtp) return tt_status_make(TT_INTERNAL, "%s: reduction failed", c->op->name);
   tt_type_t mt = *mtp;
   tt_val_t inf = tt_shlo_const(f, &mt, INFINITY);
   tt_val_t isinf = tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", m), inf);
   m = tt_l_select(f, isinf, tt_shlo_const(f, &mt, 0.0), m);
+  if (cx) { /* the max of the real parts; C99 exp / log of the complex values */
+    tt_val_t mc = tt__cx_make(f, m, tt_shlo_const(f, &mt, 0.0));
+    tt_val_t e = tt__cx_fn(f, TT_U_EXP, tt__ew_sub(f, x, tt_lt_expand(f, mc, &xt, mask)));
+    return tt_l_set_out(c, 0, tt__ew_add(f, tt__cx_fn(f, TT_U_LOG, tt_lt_sum(f, e, mask)), mc));
+  }
   tt_val_t e = tt_l_unary(f, "stablehlo.exponential",
                           tt_l_binary(f, "stablehlo.subtract", x, tt_lt_expand(f, m, &xt, mask)));
   tt_val_t r = tt_l_unary(f, "stablehlo.log", tt_lt_sum(f, e, mask));

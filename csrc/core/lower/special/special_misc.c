@@ -45,6 +45,16 @@ static tt_val_t b_sinc(tt_lctx_t* c, const tt_val_t* v) {
   return tt__sp_where_k(F_, tt__ew_cmpk(F_, "EQ", v[0], 0), 1.0, r);
 }
 
+/* Complex sinc as CPU computes it: 1 at 0, else sin(pi z) / (pi z) with
+ * pi z a complex product ((pi + 0i) z: NaN parts where z has an infinite
+ * part, as on the CPU), C99 sin and c10's division. */
+static tt_status_t cx_sinc(tt_lctx_t* c) {
+  tt_val_t z = tt_l_arg_as(c, 0, c->out_types[0].dtype, &c->out_types[0]);
+  tt_val_t p = tt__ew_mul(F_, z, tt__ew_k(F_, z, M_PI));
+  tt_val_t r = tt__cx_div(F_, tt__cx_fn(F_, TT_U_SIN, p), p);
+  return tt_l_set_out(c, 0, tt_l_select(F_, tt__ew_cmpk(F_, "EQ", z, 0), tt__ew_k(F_, z, 1.0), r));
+}
+
 /* Real inputs: pi for x < 0, else 0; NaN propagates. */
 static tt_val_t b_angle(tt_lctx_t* c, const tt_val_t* v) {
   tt_val_t x = v[0];
@@ -369,6 +379,7 @@ tt_status_t tt__sp_lower_misc(tt_lctx_t* c) {
   tt_val_t v[2];
   if (m->kind == MK_FLOAT) {
     if (p == TT_SP_ANGLE && tt_dtype_is_complex(pd)) return tt__cx_unary(c, TT_CX_ANGLE);
+    if (p == TT_SP_SINC && tt_dtype_is_complex(pd)) return cx_sinc(c);
     tt__sp_float_args(c, idx, m->arity, v, NULL);
   } else {
     TT_RETURN_IF_ERROR(tt__ew_check(c, pd, m->kind == MK_RAW ? TT_EW_FLOAT : TT_EW_INT));
