@@ -168,7 +168,7 @@ def test_complex32_is_refused():
 def test_unsupported_ops_raise():
     t = cmake((3, 4)).to(dev)
     with pytest.raises(NotImplementedError, match="complex"):
-        torch.logcumsumexp(t, 0)  # not on the allow-list (core/runtime/complex_gate.c)
+        torch.linalg.qr(t)  # not on the allow-list (core/runtime/complex_gate.c)
     with pytest.raises(RuntimeError):
         t < t  # noqa: B015 (complex values are not ordered; CPU raises too)
 
@@ -479,3 +479,101 @@ def test_compiled_fft_backward(fn):
     torch._dynamo.reset()
     (torch.compile(fn, backend="tpu", fullgraph=True)(xd) * w.to(dev)).sum().backward()
     torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
+
+
+# ---- log-sum-exp family, sinc, linspace, renorm (complex_math.c: CPU's complex step) -------
+
+_INF, _NAN = float("inf"), float("nan")
+_CDTYPES = [torch.complex64, torch.complex128]
+
+
+def _edges(dtype):
+    """Rows of edge values: infinities and NaNs in either part, large magnitudes (no
+    two finite real parts further apart than ~87: CPU's complex64 log1p gives NaN for
+    the subnormal exp(min - max) there, where this lowering gives max)."""
+    rows = [[1 + 2j, _INF + 1j, -1 + 0.5j], [-_INF + 1j, -_INF + 3j, -_INF - 2j],
+            [complex(_NAN, 1), 2 + 0j, 1j], [_INF + 0j, 3 - 1j, 0j], [1e30 + 1j, 1e30 - 1j, -1e30 + 2j],
+            [complex(1, _NAN), 0j, 1 + 0j], [80 + 3j, 85 - 2j, -60 + 1j]]
+    return torch.tensor(rows, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_logsumexp(dtype):
+    x = cmake((4, 5, 3), dtype)
+    for dim, keep in [(0, False), (1, True), ((0, 2), False), (-1, False)]:
+        check(lambda t: torch.logsumexp(t, dim, keepdim=keep), x)
+    check(lambda t: torch.logsumexp(t * 40, 1), x)              # large magnitudes
+    check(lambda t: torch.logsumexp(t.transpose(0, 2), 1), x)   # non-contiguous
+    check(lambda t: torch.logsumexp(t, 1), _edges(dtype))
+    check(lambda t: torch.logsumexp(t, 0), torch.empty(0, 3, dtype=dtype))
+    check(lambda t: torch.logsumexp(t, 1), torch.empty(0, 3, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_logsumexp_grad(dtype):
+    x = cmake((3, 4), dtype)
+    xc, xd = x.clone().requires_grad_(True), x.to(dev).requires_grad_(True)
+    w = cmake((3,), dtype, seed=7)
+    (torch.logsumexp(xc, 1) * w).real.sum().backward()
+    (torch.logsumexp(xd, 1) * w.to(dev)).real.sum().backward()
+    assert xd.grad is not None
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_logaddexp(dtype):
+    a, b = cmake((3, 4), dtype), cmake((3, 4), dtype, seed=5)
+    check(torch.logaddexp, a, b)
+    # large magnitudes, close real parts (CPU's vectorized log1p gives NaN for subnormal
+    # arguments, i.e. where the real parts differ by more than ~87 / ~708)
+    check(torch.logaddexp, a * 50, a * 50 + b)
+    check(lambda p, q: torch.logaddexp(p.T, q[0]), cmake((4, 3), dtype), b)   # non-contiguous, broadcast
+    e = _edges(dtype)
+    check(torch.logaddexp, e, e.roll(1, 1))
+    check(torch.logaddexp, e, e.roll(1, 0))
+    check(torch.logaddexp, torch.empty(0, 2, dtype=dtype), torch.empty(0, 2, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_logcumsumexp(dtype):
+    x = cmake((4, 6), dtype)
+    check(lambda t: torch.logcumsumexp(t, 1), x)
+    check(lambda t: torch.logcumsumexp(t, 0), x * 30)
+    check(lambda t: torch.logcumsumexp(t.T, 0), x)
+    # edges with at most one +inf real part per row (CPU's result there depends on its step order)
+    check(lambda t: torch.logcumsumexp(t, 1), _edges(dtype))
+    check(lambda t: torch.logcumsumexp(t, 0), torch.empty(0, 3, dtype=dtype))
+    check(lambda t: torch.logcumsumexp(t, 0), torch.tensor(1 + 1j, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_sinc(dtype):
+    check(torch.sinc, cmake((3, 5), dtype))
+    check(lambda t: torch.sinc(t.T), cmake((3, 5), dtype) * 4, rtol=1e-5, atol=1e-5)
+    v = torch.tensor([0j, 0.5 + 0j, 1 + 1j, 1e-20j, 3 + 0j, -2 + 0j, _INF + 0j, 1 + 1j * _INF,
+                      complex(_NAN, 0), 1e10 + 1e-3j], dtype=dtype)
+    check(torch.sinc, v)
+    check(torch.sinc, torch.empty(0, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_linspace(dtype):
+    for s, e, n in [(1 + 2j, 5 - 3j, 5), (-1j, 1j, 8), (0.5 + 0j, -2.5 + 1e3j, 1), (1 + 1j, 2, 0), (3j, 1e6 + 1j, 33)]:
+        got = torch.linspace(s, e, n, dtype=dtype, device=dev)
+        want = torch.linspace(s, e, n, dtype=dtype)
+        assert got.dtype == dtype
+        torch.testing.assert_close(got.cpu(), want)
+    # the Tensor overloads (with the dtype: without one the meta kernel gives the default float dtype)
+    s, e = torch.tensor(1 + 2j, dtype=dtype), torch.tensor(4j, dtype=dtype)
+    got = torch.linspace(s.to(dev), e.to(dev), 7, dtype=dtype)
+    torch.testing.assert_close(got.cpu(), torch.linspace(s, e, 7, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_renorm(dtype):
+    x = cmake((4, 3, 2), dtype) * 3
+    for p, dim, mx in [(2, 0, 1.0), (1, 1, 2.0), (float("inf"), 2, 0.5), (3, -1, 100.0)]:
+        check(lambda t: torch.renorm(t, p, dim, mx), x)
+    check(lambda t: torch.renorm(t.transpose(0, 2), 2, 1, 1.0), x)
+    check(lambda t: t.renorm_(2, 0, 1.0), x)
+    check(lambda t: torch.renorm(t, 2, 0, 1.0), torch.empty(0, 3, dtype=dtype))
