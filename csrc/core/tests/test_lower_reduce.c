@@ -199,6 +199,22 @@ static void test_logsumexp(void) {
   lc_free(&r);
 }
 
+/* complex64: the max of the real parts; row 1 has re = +inf: (inf, pi/4) as on CPU */
+static void test_logsumexp_complex(void) {
+  if (!lc_new) return;
+  const float v[8] = {1, 2, 0.5f, -1, /* row 1: */ 1, 2, INFINITY, 1};
+  th_arg_t a1[] = {lc_tensor(TY(TT_C64, 2, 2), v), INTS(1), BOOL(0)};
+  tt_type_t ot = TY(TT_C64, 2);
+  lc_result_t r;
+  TT_CHECK(lc_run(lc_new, "aten::logsumexp", a1, 3, &ot, 1, &r));
+  double complex_re = exp(1) * cos(2) + exp(0.5) * cos(-1), complex_im = exp(1) * sin(2) + exp(0.5) * sin(-1);
+  const float* o = r.out[0];
+  TT_CHECK(fabs(o[0] - 0.5 * log(complex_re * complex_re + complex_im * complex_im)) < 1e-5);
+  TT_CHECK(fabs(o[1] - atan2(complex_im, complex_re)) < 1e-5);
+  TT_CHECK(isinf(o[2]) && o[2] > 0 && fabs(o[3] - M_PI / 4) < 1e-6);
+  lc_free(&r);
+}
+
 static void test_norm(void) {
   if (!lc_new) return;
   const float v[4] = {3, -4, 0, 1};
@@ -277,6 +293,7 @@ int main(void) {
   TT_RUN(test_any_all_count);
   TT_RUN(test_var_std);
   TT_RUN(test_logsumexp);
+  TT_RUN(test_logsumexp_complex);
   TT_RUN(test_norm);
   TT_RUN(test_cumsum);
   TT_RUN(test_aminmax);
