@@ -70,6 +70,8 @@ static const char* const k_complex_ops[] = {
     "aten::_cholesky_solve_helper", "aten::triangular_solve", "aten::linalg_solve_triangular",
     "aten::linalg_lu_factor_ex", "aten::linalg_lu", "aten::lu_unpack", "aten::linalg_lu_solve",
     "aten::_linalg_det", "aten::_linalg_slogdet", "aten::linalg_inv_ex", "aten::_linalg_solve_ex",
+    /* linalg_exp.c: Taylor / scaling and squaring on the 1-norm of |z| */
+    "aten::linalg_matrix_exp", "aten::matrix_exp",
     /* logsumexp (reduce.c: max of the real parts), logaddexp (binary.c) and
      * logcumsumexp (scan.c) with CPU's complex step (complex_math.c), sinc
      * (special_misc.c), linspace (create.c), renorm (index_more_misc.c: norms of |x|) */

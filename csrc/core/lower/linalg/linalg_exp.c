@@ -6,9 +6,12 @@
  * Every matrix of the batch gets all candidates and a select keeps the one
  * CPU would use (so the result follows CPU's choice, and a NaN norm gives
  * NaN as on CPU). The coefficients are those of the paper, rounded to the
- * compute dtype as CPU's scalar_t constants are. */
+ * compute dtype as CPU's scalar_t constants are. Complex matrices: the same
+ * scheme in complex arithmetic, the 1-norm of |z| and the thresholds of the
+ * real part's dtype, as on CPU. */
 #include <math.h>
 
+#include "../elementwise/lower_elementwise.h"
 #include "linalg_util.h"
 
 /* CPU's thresholds on the 1-norm: degree k is used up to theta[k]. */
@@ -116,7 +119,8 @@ static tt_val_t pow2_neg(tt_shlo_fn_t* f, tt_val_t s, tt_dtype_t dt) {
 tt_status_t tt__la_lower_matrix_exp(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_dtype_t in = tt_l_arg_dtype(c, 0);
-  if (!tt_dtype_is_float(in))
+  bool cx = tt_dtype_is_complex(in);
+  if (!tt_dtype_is_float(in) && !cx)
     return tt_status_make(TT_INVALID_ARGUMENT, "linalg.matrix_exp: Expected a floating point tensor, got %s",
                           tt_dtype_name(in));
   const tt_type_t* ot = &c->out_types[0];
@@ -125,13 +129,16 @@ tt_status_t tt__la_lower_matrix_exp(tt_lctx_t* c) {
   if (tt__la_empty(ot)) return tt__la_zero_outs(c);
   tt_dtype_t dt = tt_l_opmath(in);
   tt_val_t a = tt_l_convert(f, c->args[0].val, dt);
-  if (n == 1) return tt_l_set_out(c, 0, tt_l_unary(f, "stablehlo.exponential", a));
+  if (n == 1)
+    return tt_l_set_out(c, 0, cx ? tt__cx_fn(f, TT_U_EXP, a) : tt_l_unary(f, "stablehlo.exponential", a));
   tt_type_t t = tt__sh_type(f, a);
-  const double* th = in == TT_F32 ? THETA_F32 : THETA_F64; /* CPU: float thetas for float only */
-  bool f32 = dt == TT_F32;
-  /* 1-norm: max over columns of the column sums of |a| */
-  tt_val_t norm = tt_lt_extreme(f, tt_lt_sum(f, tt_l_unary(f, "stablehlo.abs", a), 1u << (r - 2)),
-                                1u << (r - 2), true);
+  /* CPU: float thetas and constants for float and complex64 only; the norm,
+   * thresholds and scaling are real (rdt), complex values take them as (x, 0) */
+  tt_dtype_t rdt = cx ? tt_dtype_real_part(dt) : dt;
+  const double* th = rdt == TT_F32 ? THETA_F32 : THETA_F64;
+  bool f32 = rdt == TT_F32;
+  /* 1-norm: max over columns of the column sums of |a| (complex: the modulus) */
+  tt_val_t norm = tt_lt_extreme(f, tt_lt_sum(f, tt_l_cabs(f, a), 1u << (r - 2)), 1u << (r - 2), true);
   tt_type_t bt = tt__sh_type(f, norm);
   int64_t bd[TT_MAX_RANK];
   for (int i = 0; i < nb; i++) bd[i] = i;
@@ -151,7 +158,7 @@ tt_status_t tt__la_lower_matrix_exp(tt_lctx_t* c) {
   tt_val_t okv = tt_l_binary(f, "stablehlo.and", tt_l_compare(f, "GT", q, tt_shlo_const(f, &bt, 1.0)),
                              tt_l_compare(f, "LT", lg, tt_shlo_const(f, &bt, maxe)));
   tt_val_t si = tt_l_select(f, okv, tt_l_convert(f, lg, TT_I64), tt_shlo_const(f, &it, 0.0));
-  tt_val_t hi = pow2_neg(f, si, dt); /* 2^-si */
+  tt_val_t hi = pow2_neg(f, si, rdt); /* 2^-si */
   tt_val_t lo_p = tt_l_binary(f, "stablehlo.multiply", q, tt_l_binary(f, "stablehlo.multiply", hi,
                                                                      tt_shlo_const(f, &bt, 2.0)));
   /* q * 2^-(si-1) <= 1 means 2^(si-1) >= q: one less */
@@ -161,7 +168,7 @@ tt_status_t tt__la_lower_matrix_exp(tt_lctx_t* c) {
   tt_val_t one = tt_shlo_const(f, &it, 1.0);
   si = tt_l_select(f, dec, tt_l_binary(f, "stablehlo.subtract", si, one), si);
   si = tt_l_select(f, tt_l_binary(f, "stablehlo.and", inc, okv), tt_l_binary(f, "stablehlo.add", si, one), si);
-  tt_val_t scale = tt_lt_bcast_in_dim(f, pow2_neg(f, si, dt), r, t.dims, bd);
+  tt_val_t scale = tt_l_convert(f, tt_lt_bcast_in_dim(f, pow2_neg(f, si, rdt), r, t.dims, bd), dt);
   tt_val_t big = degree18(f, eye, tt_l_binary(f, "stablehlo.multiply", a, scale));
   tt_val_t sb = tt_lt_bcast_in_dim(f, si, r, t.dims, bd);
   tt_val_t smax = tt_lt_extreme(f, si, nb >= 32 ? 0xffffffffu : (1u << nb) - 1u, true);
