@@ -241,8 +241,38 @@ def test_grads(dt):
     complex_grad_check(lambda x, y: torch.linalg.solve_triangular(x.triu(), y, upper=True), a, b, **t)
 
 
+# matrix_exp (linalg_exp.c): the degree follows the 1-norm of |z|, so the scales
+# below reach every Taylor degree (1, 2, 4, 8, 12, 18) and the squarings
+MEXP_SCALES = [1e-9, 1e-5, 1e-3, 0.02, 0.1, 0.4, 1.0, 3.0, 30.0, 400.0]
+
+
 @pytest.mark.parametrize("dt", CDTYPES)
-def test_matrix_exp_still_refused(dt):
-    # not implemented for complex yet: a clear error, never a wrong answer
-    with pytest.raises(Exception, match="complex"):
-        torch.linalg.matrix_exp(cmake((3, 3), dt).to(dev)).cpu()
+@pytest.mark.parametrize("scale", MEXP_SCALES)
+def test_matrix_exp(dt, scale):
+    a = cmake((2, 4, 4), dt, seed=21) * (scale / 4)
+    check(torch.linalg.matrix_exp, a, **tol(dt, 10 if scale < 100 else 1000))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_matrix_exp_shapes_and_edges(dt):
+    t = tol(dt, 10)
+    # a batch mixing degrees, a non-contiguous view, 1x1 (complex exp), empty
+    a = cmake((5, 3, 3), dt, seed=22) * torch.tensor([1e-6, 0.05, 0.5, 2.0, 20.0], dtype=dt.to_real()).view(5, 1, 1)
+    check(torch.linalg.matrix_exp, a, **t)
+    check(lambda x: torch.linalg.matrix_exp(x.mT), a, **t)
+    check(lambda x: torch.linalg.matrix_exp(x[:, ::2, ::2]), cmake((2, 6, 6), dt, seed=23), **t)
+    check(torch.linalg.matrix_exp, cmake((3, 1, 1), dt, seed=24) * 5, **t)
+    check(torch.linalg.matrix_exp, torch.empty(0, 3, 3, dtype=dt), **t)
+    check(torch.linalg.matrix_exp, torch.empty(2, 0, 0, dtype=dt), **t)
+    # purely imaginary (a rotation's generator: exp is unitary), and a NaN entry (NaN + 0i as on CPU)
+    h = cmake((4, 4), dt, seed=25)
+    check(lambda x: torch.linalg.matrix_exp(1j * (x + x.mH)), h, **t)
+    bad = cmake((2, 3, 3), dt, seed=26)
+    bad[0, 1, 2] = complex(float("nan"), 1.0)
+    check(torch.linalg.matrix_exp, bad, **t)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_matrix_exp_grad(dt):
+    for scale in [0.01, 1.0, 8.0]:
+        complex_grad_check(torch.linalg.matrix_exp, cmake((2, 3, 3), dt, seed=27) * scale, **tol(dt, 100))

@@ -142,6 +142,22 @@ static void test_matrix_exp(void) {
   lc_free(&r);
 }
 
+/* complex64: exp(diag(5i, 0.1 + 0.1i)) (norm |5i| = 5: scaling and squaring)
+ * and a nilpotent [[0, 1 + i], [0, 0]] (exp = I + A) */
+static void test_matrix_exp_complex(void) {
+  tt_pjrt_t* p = lc_new ? lc_new : lc_old;
+  if (!p) return;
+  lc_result_t r;
+  const float a[16] = {0, 5, 0, 0, 0, 0, 0.1f, 0.1f, /* 2nd: */ 0, 0, 1, 1, 0, 0, 0, 0};
+  th_arg_t x[] = {lc_tensor(TY(TT_C64, 2, 2, 2), a)};
+  tt_type_t ot = TY(TT_C64, 2, 2, 2);
+  TT_CHECK(lc_run(p, "aten::linalg_matrix_exp", x, 1, &ot, 1, &r));
+  float e = (float)exp(0.1), c1 = (float)cos(0.1), s1 = (float)sin(0.1);
+  WANT_F32(r, 0, 16, 1e-5, (float)cos(5.0), (float)sin(5.0), 0.f, 0.f, 0.f, 0.f, e * c1, e * s1,
+           1.f, 0.f, 1.f, 1.f, 0.f, 0.f, 1.f, 0.f);
+  lc_free(&r);
+}
+
 /* Bunch-Kaufman: [[4,2],[2,3]] takes a 1x1 pivot, [[0,1],[1,0]] a 2x2 one. */
 static void check_ldl(tt_pjrt_t* p) {
   lc_result_t r;
@@ -223,6 +239,7 @@ int main(void) {
   TT_RUN(test_lu);
   TT_RUN(test_det_inv_solve);
   TT_RUN(test_matrix_exp);
+  TT_RUN(test_matrix_exp_complex);
   TT_RUN(test_ldl);
   TT_RUN(test_complex);
   lc_close();
