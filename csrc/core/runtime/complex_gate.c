@@ -72,10 +72,10 @@ static const char* const k_complex_ops[] = {
     "aten::_linalg_det", "aten::_linalg_slogdet", "aten::linalg_inv_ex", "aten::_linalg_solve_ex",
     /* linalg_exp.c: Taylor / scaling and squaring on the 1-norm of |z| */
     "aten::linalg_matrix_exp", "aten::matrix_exp",
-    /* logsumexp (reduce.c: max of the real parts), logaddexp (binary.c) and
-     * logcumsumexp (scan.c) with CPU's complex step (complex_math.c), sinc
-     * (special_misc.c), linspace (create.c), renorm (index_more_misc.c: norms of |x|) */
-    "aten::logsumexp", "aten::logaddexp", "aten::_logcumsumexp", "aten::logcumsumexp",
+    /* logsumexp (reduce.c: max of the real parts), logaddexp (binary.c) with CPU's
+     * complex step (complex_math.c), sinc (special_misc.c), linspace (create.c), renorm
+     * (index_more_misc.c: norms of |x|). Not logcumsumexp: see scan.c */
+    "aten::logsumexp", "aten::logaddexp",
     "aten::special_sinc", "aten::sinc", "aten::sinc_", "aten::linspace", "aten::renorm", "aten::renorm_",
     /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */
     "aten::linalg_eig", "aten::_linalg_eigvals", "aten::linalg_eigvals",

@@ -73,7 +73,9 @@ static tt_val_t log_add_exp(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y) {
  * prefix, so where a real part is -inf (every earlier real part -inf) the
  * result is CPU's -inf + 0i, and rows holding several +inf real parts may
  * differ from CPU in the imaginary part (CPU's result there depends on the
- * order of the steps). */
+ * order of the steps). NOT on the complex gate: the imaginary parts are not
+ * reduced to (-pi, pi], so a different order of steps can give CPU's value
+ * plus 2 pi k (OpInfo's sample: 6 pi); matching CPU needs a sequential scan. */
 static tt_status_t cx_logcumsumexp(tt_lctx_t* c, tt_val_t v, int dim) {
   tt_shlo_fn_t* f = c->f;
   v = tt_l_convert(f, v, TT_C128);
