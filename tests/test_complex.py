@@ -536,7 +536,7 @@ def test_logaddexp(dtype):
 
 @pytest.mark.parametrize("dtype", _CDTYPES)
 def test_logcumsumexp_refused(dtype):
-    # scan.c's parallel prefix can differ from CPU's sequential imaginary parts by 2 pi k
+    # a parallel scan's imaginary parts can differ from CPU's sequential ones by 2 pi k
     with pytest.raises(NotImplementedError, match="complex"):
         torch.logcumsumexp(cmake((4, 6), dtype).to(dev), 1).cpu()
 

@@ -74,7 +74,8 @@ static const char* const k_complex_ops[] = {
     "aten::linalg_matrix_exp", "aten::matrix_exp",
     /* logsumexp (reduce.c: max of the real parts), logaddexp (binary.c) with CPU's
      * complex step (complex_math.c), sinc (special_misc.c), linspace (create.c), renorm
-     * (index_more_misc.c: norms of |x|). Not logcumsumexp: see scan.c */
+     * (index_more_misc.c: norms of |x|). Not logcumsumexp: CPU folds the steps in order and
+     * never reduces the imaginary part to (-pi, pi], so a parallel scan's differs by 2 pi k */
     "aten::logsumexp", "aten::logaddexp",
     "aten::special_sinc", "aten::sinc", "aten::sinc_", "aten::linspace", "aten::renorm", "aten::renorm_",
     /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */

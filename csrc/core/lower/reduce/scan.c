@@ -7,7 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "../elementwise/lower_elementwise.h"
 #include "../shape/shape_util.h"
 #include "../tt_lower_tables.h"
 
@@ -68,36 +67,15 @@ static tt_val_t log_add_exp(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y) {
   return tt_l_select(f, inf_same, x, r);
 }
 
-/* Complex: CPU folds x_i into the running value with the complex logaddexp
- * step (helper(x_i, acc), in complex128); here the same step in a parallel
- * prefix, so where a real part is -inf (every earlier real part -inf) the
- * result is CPU's -inf + 0i, and rows holding several +inf real parts may
- * differ from CPU in the imaginary part (CPU's result there depends on the
- * order of the steps). NOT on the complex gate: the imaginary parts are not
- * reduced to (-pi, pi], so a different order of steps can give CPU's value
- * plus 2 pi k (OpInfo's sample: 6 pi); matching CPU needs a sequential scan. */
-static tt_status_t cx_logcumsumexp(tt_lctx_t* c, tt_val_t v, int dim) {
-  tt_shlo_fn_t* f = c->f;
-  v = tt_l_convert(f, v, TT_C128);
-  tt_val_t ninf = tt__cx_make(f, tt_lt_const0(f, TT_F64, -INFINITY), tt_lt_const0(f, TT_F64, 0.0));
-  tt_type_t t = tt__sh_type(f, v);
-  for (int64_t k = 1; k < t.dims[dim]; k *= 2) v = tt__cx_logaddexp(f, v, shift(f, v, dim, k, ninf));
-  tt_val_t re = tt__cx_re(f, v);
-  tt_val_t neg = tt_l_compare(f, "EQ", re, kl(f, re, -INFINITY));
-  return tt_l_set_out(c, 0, tt_l_select(f, neg, tt__cx_make(f, re, kl(f, re, 0.0)), v));
-}
-
 /* _logcumsumexp(self, dim) */
 static tt_status_t lower_logcumsumexp(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t v = c->args[0].val;
   tt_type_t t = tt__sh_type(f, v);
-  bool cx = tt_dtype_is_complex(t.dtype);
-  if (!tt_dtype_is_float(t.dtype) && !cx)
+  if (!tt_dtype_is_float(t.dtype))
     return tt_status_make(TT_INVALID_ARGUMENT, "logcumsumexp: expected a floating point tensor, got %s", tt_dtype_name(t.dtype));
   if (t.rank == 0 || tt_type_numel(&t) == 0) return tt_l_set_out(c, 0, v);
   int dim = (int)tt_l_wrap_dim(c->args[1].i, t.rank);
-  if (cx) return cx_logcumsumexp(c, v, dim);
   v = tt_l_convert(f, v, TT_F64);
   tt_val_t ninf = tt_lt_const0(f, TT_F64, -INFINITY);
   for (int64_t k = 1; k < t.dims[dim]; k *= 2) v = log_add_exp(f, shift(f, v, dim, k, ninf), v);
