@@ -558,10 +558,31 @@ def test_linspace(dtype):
         want = torch.linspace(s, e, n, dtype=dtype)
         assert got.dtype == dtype
         torch.testing.assert_close(got.cpu(), want)
-    # the Tensor overloads (with the dtype: without one the meta kernel gives the default float dtype)
+    # the Tensor overloads, with a dtype
     s, e = torch.tensor(1 + 2j, dtype=dtype), torch.tensor(4j, dtype=dtype)
     got = torch.linspace(s.to(dev), e.to(dev), 7, dtype=dtype)
     torch.testing.assert_close(got.cpu(), torch.linspace(s, e, 7, dtype=dtype))
+
+
+def test_linspace_tensor_endpoints_infer_the_dtype():
+    """Without a dtype, CPU infers it from the endpoints' values: a complex endpoint gives the
+    default complex dtype (PyTorch's meta kernel says the default float dtype, which would drop
+    the imaginary parts); real endpoints of any dtype give the default float dtype."""
+    cases = [(torch.tensor(1 + 2j), torch.tensor(3 + 0j)), (torch.tensor(1 + 2j), 3.0), (1.0, torch.tensor(-2j)),
+             (torch.tensor(1.0, dtype=torch.float64), torch.tensor(2.0, dtype=torch.float64)),
+             (torch.tensor(2, dtype=torch.int64), 5.0)]
+    old = torch.get_default_dtype()
+    try:
+        for default in (torch.float32, torch.float64):
+            torch.set_default_dtype(default)
+            for s, e in cases:
+                want = torch.linspace(s, e, 5)
+                got = torch.linspace(s.to(dev) if isinstance(s, torch.Tensor) else s,
+                                     e.to(dev) if isinstance(e, torch.Tensor) else e, 5, device=dev)
+                assert got.dtype == want.dtype, (s, e, default, got.dtype, want.dtype)
+                torch.testing.assert_close(got.cpu(), want)
+    finally:
+        torch.set_default_dtype(old)
 
 
 @pytest.mark.parametrize("dtype", _CDTYPES)

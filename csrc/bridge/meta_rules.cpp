@@ -3,6 +3,7 @@
 // states CPU's result layout, since tpu follows CPU.
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
+#include <c10/core/DefaultDtype.h>
 
 #include <algorithm>
 
@@ -185,6 +186,23 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
       } else {
         emit(schema, args.size(), {like(self)}, r);
       }
+      return true;
+    }
+  }
+  // linspace with a 0-dim tensor endpoint and no dtype: CPU reads the endpoints' values and
+  // infers the dtype from them as from Python numbers (complex -> the default complex dtype);
+  // the meta kernel gives the default float dtype whatever the endpoints (a complex range
+  // would silently lose its imaginary parts)
+  if (name == "aten::linspace" && (schema.overload_name() == "Tensor_Tensor" || schema.overload_name() == "Tensor_Scalar" ||
+                                   schema.overload_name() == "Scalar_Tensor") &&
+      args.size() >= 4 && args[3].isNone()) {
+    auto complex_end = [](const c10::IValue& v) {
+      return v.isTensor() ? v.toTensor().is_complex() : v.isScalar() && v.toScalar().isComplex();
+    };
+    if (complex_end(args[0]) || complex_end(args[1])) {
+      int64_t steps = args[2].toInt();
+      TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+      emit(schema, args.size(), {contiguous({steps}, c10::typeMetaToScalarType(c10::get_default_complex_dtype()))}, r);
       return true;
     }
   }
