@@ -99,7 +99,11 @@ void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p) {
 }
 
 #define TT_CACHE_DEFAULT_MAX 4096
-#define TT_MAPS_PER_PROGRAM 12 /* measured ~3 on the CPU plugin; the rest is headroom */
+/* Memory maps one compiled program holds on the CPU plugin: 3 per JIT-compiled
+ * module, and a program of several fused kernels has several modules (the
+ * Fused suite held 16K executable maps for 4096 programs, ~48K maps in all,
+ * and died at vm.max_map_count = 65530); with the process's other maps. */
+#define TT_MAPS_PER_PROGRAM 32
 
 size_t tt__cache_limit(void) {
   int64_t env = tt_env_int(TT_ENV_CACHE_MAX_PROGRAMS, 0);
