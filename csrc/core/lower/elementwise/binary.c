@@ -259,15 +259,16 @@ _Static_assert(sizeof(k_bops) / sizeof(k_bops[0]) == B_COUNT, "one k_bops row pe
 /* Operand i in the compute dtype: rounded to the promoted dtype first (as
  * TensorIterator casts inputs to the common dtype), except a scalar-like b
  * of a full_b op. */
-static tt_val_t operand(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, bool full) {
+static tt_val_t operand_value(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, bool full) {
   const tt_larg_t* a = &c->args[i];
   const tt_type_t* t = tt_shlo_type(c->f, a->val);
   bool scalar_like = a->kind == TT_ARG_SCALAR || (t && t->rank == 0);
-  if (dt != shape->dtype && dt != TT_BOOL && shape->dtype != TT_BOOL && !(full && scalar_like)) {
-    tt_val_t v = tt_l_convert(c->f, tt_l_convert(c->f, a->val, dt), shape->dtype);
-    return tt_l_broadcast(c->f, v, shape->rank, shape->dims);
-  }
-  return tt_l_arg_as(c, i, shape->dtype, shape);
+  if (dt != shape->dtype && dt != TT_BOOL && shape->dtype != TT_BOOL && !(full && scalar_like))
+    return tt_l_convert(c->f, tt_l_convert(c->f, a->val, dt), shape->dtype);
+  return tt_l_convert(c->f, a->val, shape->dtype);
+}
+static tt_val_t operand(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape, bool full) {
+  return tt_l_broadcast(c->f, operand_value(c, i, dt, shape, full), shape->rank, shape->dims);
 }
 
 static tt_status_t lower_binary(tt_lctx_t* c) {
@@ -298,11 +299,12 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
    * an int32 0-dim tensor over a uint8 tensor stays -5, not 251). */
   bool direct = o->policy == BP_FLOAT && !tt_dtype_is_float(dt) && !tt_dtype_is_complex(dt);
   tt_val_t a = operand(c, ia, direct ? cdt : dt, &shape, false);
-  tt_val_t b = operand(c, ib, direct ? cdt : dt, &shape, o->full_b);
   const tt_type_t* bt = tt_shlo_type(c->f, c->args[ib].val);
   bool bcast = !bt || bt->rank != shape.rank;
   for (int d = 0; !bcast && d < bt->rank; d++) bcast = bt->dims[d] != shape.dims[d];
-  if (o->div_b && bcast) b = tt__ew_opaque(c->f, b);
+  tt_val_t b = o->div_b && bcast
+                   ? tt__ew_spread_divisor(c->f, operand_value(c, ib, direct ? cdt : dt, &shape, o->full_b), &shape)
+                   : operand(c, ib, direct ? cdt : dt, &shape, o->full_b);
   if (o->alpha && tt__ew_has(c, 2)) {
     if (cdt != TT_BOOL && !tt_dtype_is_float(cdt) && tt_dtype_is_float(tt_l_arg_dtype(c, 2)))
       return tt_status_make(TT_INVALID_ARGUMENT,

@@ -46,7 +46,14 @@ tt_val_t tt__ew_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
  * stablehlo.optimization_barrier (floats and complex; others are returned as is);
  * tt__ew_divk divides by such an opaque constant k. */
 tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v);
-/* Argument i as tt_l_arg_as gives it, made opaque if it had to be broadcast. */
+/* A one-element value s (any rank) spread to `shape`'s dims as a divisor that XLA
+ * keeps a division by: an edge pad of s by itself, which XLA neither rewrites
+ * into a reciprocal nor materializes (it fuses into the divide's loop), where
+ * an opaque broadcast is a buffer the size of the quotient. Real float s
+ * and shapes with elements; otherwise tt__ew_opaque(broadcast(s)). */
+tt_val_t tt__ew_spread_divisor(tt_shlo_fn_t* f, tt_val_t s, const tt_type_t* shape);
+/* Argument i as tt_l_arg_as gives it, hidden as above if it had to be
+ * broadcast (spread when it has one element). */
 tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape);
 tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k);
 /* Integer division by zero raises on CPU ("ZeroDivisionError"); XLA returns

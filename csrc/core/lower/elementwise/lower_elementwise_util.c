@@ -59,15 +59,35 @@ tt_val_t tt__ew_opaque(tt_shlo_fn_t* f, tt_val_t v) {
   tt_type_t rt = *t;
   return tt_shlo_op(f, "stablehlo.optimization_barrier", &v, 1, &rt, NULL);
 }
+tt_val_t tt__ew_spread_divisor(tt_shlo_fn_t* f, tt_val_t s, const tt_type_t* shape) {
+  const tt_type_t* t = tt_shlo_type(f, s);
+  if (!t) return TT_SHLO_INVALID;
+  if (tt_type_numel(t) != 1 || !tt_dtype_is_float(t->dtype) || shape->rank == 0 || tt_type_numel(shape) == 0)
+    return tt__ew_opaque(f, tt_l_broadcast(f, s, shape->rank, shape->dims));
+  /* (XLA folds a pad of a constant into a broadcast: the scalar is opaque) */
+  tt_val_t s0 = tt__ew_opaque(f, tt_l_reshape(f, s, 0, NULL));
+  /* padded flat, then reshaped: XLA moves the reshape past the divide's
+   * elementwise neighbours, so a program that updates a flat storage in place
+   * keeps writing it in place (a pad of the view's shape made it copy) */
+  int64_t one = 1, lo = 0, hi = tt_type_numel(shape) - 1;
+  tt_val_t flat = tt_lt_pad(f, tt_l_reshape(f, s0, 1, &one), s0, &lo, &hi);
+  return shape->rank == 1 ? flat : tt_l_reshape(f, flat, shape->rank, shape->dims);
+}
 tt_val_t tt__ew_divisor(tt_lctx_t* c, int i, tt_dtype_t dt, const tt_type_t* shape) {
-  tt_val_t v = tt_l_arg_as(c, i, dt, shape);
   const tt_type_t* t = tt_shlo_type(c->f, c->args[i].val);
   bool same = t && t->rank == shape->rank;
   for (int d = 0; same && d < t->rank; d++) same = t->dims[d] == shape->dims[d];
+  if (!same && t && tt_type_numel(t) == 1)
+    return tt__ew_spread_divisor(c->f, tt_l_convert(c->f, c->args[i].val, dt), shape);
+  tt_val_t v = tt_l_arg_as(c, i, dt, shape);
   return same ? v : tt__ew_opaque(c->f, v);
 }
 tt_val_t tt__ew_divk(tt_shlo_fn_t* f, tt_val_t a, double k) {
-  return tt__ew_div(f, a, tt__ew_opaque(f, tt__ew_k(f, a, k)));
+  const tt_type_t* t = tt_shlo_type(f, a);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t kt = *t;
+  kt.rank = 0;
+  return tt__ew_div(f, a, tt__ew_spread_divisor(f, tt_shlo_const(f, &kt, k), t));
 }
 tt_val_t tt__ew_addk(tt_shlo_fn_t* f, tt_val_t a, double k) { return tt__ew_add(f, a, tt__ew_k(f, a, k)); }
 tt_val_t tt__ew_mulk(tt_shlo_fn_t* f, tt_val_t a, double k) { return tt__ew_mul(f, a, tt__ew_k(f, a, k)); }
