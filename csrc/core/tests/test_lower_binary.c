@@ -207,6 +207,39 @@ static void test_binary_scalars(void) {
   TT_CHECK(bad == 0);
 }
 
+/* Division by a one-element divisor (0-dim, [1, 1], a Scalar) is IEEE
+ * division, bit for bit: XLA would turn a broadcast divisor into a
+ * multiplication by its reciprocal (x / 10 and x * 0.1f differ in the last
+ * bit for many x). */
+static void test_binary_spread_divisor(void) {
+  enum { M = 64 };
+  float x[M], want[M];
+  for (int i = 0; i < M; i++) x[i] = (float)(i - 20) * 0.37f + 0.1f * (float)i;
+  const float d = 10.0f;
+  for (int i = 0; i < M; i++) want[i] = x[i] / d;
+  tt_type_t tm = tt_type_make(TT_F32, 1, (int64_t[]){M});
+  th_arg_t divs[3] = {ew_t(TT_F32, 0, NULL, &d), ew_t(TT_F32, 2, (int64_t[]){1, 1}, &d), EW_SF(10.0)};
+  const char* ops[3] = {"aten::div.Tensor", "aten::div.Tensor", "aten::div.Scalar"};
+  int bad = 0;
+  for (int k = 0; k < 3; k++) {
+    float* got = ew_run1(ops[k], (th_arg_t[]){ew_t1(TT_F32, M, x), divs[k]}, 2, tm);
+    TT_CHECK(got);
+    if (!got) continue;
+    for (int i = 0; i < M; i++) bad += memcmp(&got[i], &want[i], sizeof(float)) != 0;
+    free(got);
+  }
+  /* floor division at near-exact quotients, CPU's values (fmod-based: 0.9f // 0.1f is 8) */
+  float y[4] = {0.3f, 0.6f, 0.9f, 1.2f}, tenth = 0.1f, cpu[4] = {3, 6, 8, 12};
+  float* fl = ew_run1("aten::div.Tensor_mode", (th_arg_t[]){ew_t1(TT_F32, 4, y), ew_t(TT_F32, 0, NULL, &tenth), ew_str("floor")},
+                      3, tt_type_make(TT_F32, 1, (int64_t[]){4}));
+  TT_CHECK(fl);
+  if (fl) {
+    for (int i = 0; i < 4; i++) bad += fl[i] != cpu[i];
+    free(fl);
+  }
+  TT_CHECK(bad == 0);
+}
+
 /* where, clamp*, lerp, addcmul/addcdiv, masked_fill, copy. */
 static void test_binary_misc(void) {
   int bad = 0;
@@ -323,6 +356,7 @@ int main(void) {
   TT_RUN(test_binary_f32);
   TT_RUN(test_binary_int);
   TT_RUN(test_binary_scalars);
+  TT_RUN(test_binary_spread_divisor);
   TT_RUN(test_binary_misc);
   TT_RUN(test_binary_errors);
   TT_RUN(test_registry);
