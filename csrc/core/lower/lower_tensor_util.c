@@ -248,6 +248,17 @@ tt_val_t tt_lt_extreme(tt_shlo_fn_t* f, tt_val_t v, uint32_t mask, bool high) {
                       tt_lt_limit(f, dt, !high));
 }
 
+tt_val_t tt_lt_softmax(tt_shlo_fn_t* f, tt_val_t x, uint32_t mask, bool log) {
+  const tt_type_t* tp = tt_shlo_type(f, x);
+  if (!tp) return TT_SHLO_INVALID;
+  tt_type_t xt = *tp;
+  tt_val_t d = tt_l_binary(f, "stablehlo.subtract", x, tt_lt_expand(f, tt_lt_extreme(f, x, mask, true), &xt, mask));
+  tt_val_t e = tt_l_unary(f, "stablehlo.exponential", d);
+  tt_val_t s = tt_lt_expand(f, tt_lt_sum(f, e, mask), &xt, mask);
+  return log ? tt_l_binary(f, "stablehlo.subtract", d, tt_l_unary(f, "stablehlo.log", s))
+             : tt_l_binary(f, "stablehlo.divide", e, s);
+}
+
 void tt_lt_arg_extreme(tt_shlo_fn_t* f, tt_val_t v, int dim, bool high, tt_val_t* value,
                        tt_val_t* index) {
   *value = *index = TT_SHLO_INVALID;

@@ -58,6 +58,11 @@ tt_val_t tt_lt_reduce(tt_shlo_fn_t* f, tt_val_t v, uint32_t mask, const char* bo
 tt_val_t tt_lt_sum(tt_shlo_fn_t* f, tt_val_t v, uint32_t mask);
 /* max (high) / min over mask, NaN propagating, init = the dtype's limit. */
 tt_val_t tt_lt_extreme(tt_shlo_fn_t* f, tt_val_t v, uint32_t mask, bool high);
+/* softmax (log: log_softmax) of x over the dims of mask, in x's dtype:
+ * exp(x - max) / sum, log: (x - max) - log(sum). XLA turns the division by
+ * the expanded sum into a multiplication by its reciprocal, as CPU's
+ * vectorized kernels compute it. */
+tt_val_t tt_lt_softmax(tt_shlo_fn_t* f, tt_val_t x, uint32_t mask, bool log);
 /* Value and first index (i64) of the max (high) / min of v along `dim`;
  * NaN counts as the extreme (PyTorch semantics). */
 void tt_lt_arg_extreme(tt_shlo_fn_t* f, tt_val_t v, int dim, bool high, tt_val_t* value,

@@ -263,9 +263,7 @@ static tt_status_t lower_masked_softmax(tt_lctx_t* c) {
   int64_t dim = c->args[2].kind == TT_ARG_INT ? tt_l_wrap_dim(c->args[2].i, xt.rank) : xt.rank - 1;
   uint32_t mask = xt.rank ? 1u << dim : 0u;
   x = tt_l_select(f, m, tt_shlo_const(f, &xt, -INFINITY), x);
-  tt_val_t d = SUB(x, tt_lt_expand(f, tt_lt_extreme(f, x, mask, true), &xt, mask));
-  tt_val_t e = tt_l_unary(f, "stablehlo.exponential", d);
-  return tt_l_set_out(c, 0, DIV(e, tt_lt_expand(f, tt_lt_sum(f, e, mask), &xt, mask)));
+  return tt_l_set_out(c, 0, tt_lt_softmax(f, x, mask, false));
 }
 
 /* _transform_bias_rescale_qkv(qkv (B, T, 3D), qkv_bias (3D), num_heads) ->

@@ -33,14 +33,8 @@ static tt_status_t lower_softmax(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_dtype_t acc = tt_l_opmath(c->out_types[0].dtype);
   tt_val_t x = tt_l_convert(f, c->args[0].val, acc);
-  tt_type_t xt = type_of(f, x);
-  uint32_t mask = one_dim(c->args[1].i, xt.rank);
-  tt_val_t m = tt_lt_expand(f, tt_lt_extreme(f, x, mask, true), &xt, mask);
-  tt_val_t d = SUB(x, m);
-  tt_val_t e = tt_l_unary(f, "stablehlo.exponential", d);
-  tt_val_t s = tt_lt_expand(f, tt_lt_sum(f, e, mask), &xt, mask);
-  tt_val_t r = c->op->param == SOFTMAX ? DIV(e, s) : SUB(d, tt_l_unary(f, "stablehlo.log", s));
-  return tt_l_set_out(c, 0, r);
+  uint32_t mask = one_dim(c->args[1].i, type_of(f, x).rank);
+  return tt_l_set_out(c, 0, tt_lt_softmax(f, x, mask, c->op->param == LOG_SOFTMAX));
 }
 
 /* _softmax_backward_data / _log_softmax_backward_data(grad, output, dim, input_dtype) */
