@@ -276,3 +276,140 @@ def test_matrix_exp_shapes_and_edges(dt):
 def test_matrix_exp_grad(dt):
     for scale in [0.01, 1.0, 8.0]:
         complex_grad_check(torch.linalg.matrix_exp, cmake((2, 3, 3), dt, seed=27) * scale, **tol(dt, 100))
+
+
+# ---- the QR family (linalg/linalg_decomp.c: XLA's Qr and Householder-product custom calls
+# follow zgeqrf / zlarfg: complex taus, real beta on R's diagonal) ----------------------------
+
+QR_SHAPES = [(4, 4), (5, 3), (3, 5), (1, 1), (1, 4), (4, 1), (2, 4, 3), (2, 2, 3, 4), (0, 3),
+             (3, 0), (0, 0), (2, 0, 3)]
+
+
+def qr_special(dt):
+    """Matrices whose reflectors hit zlarfg's corner cases: nothing below the diagonal
+    (tau = 0 only when alpha is real), a complex or zero diagonal, a zero column."""
+    d = torch.diag(torch.tensor([1 + 1j, 2, 0, -3j], dtype=dt))
+    t = torch.triu(cmake((4, 4), dt, seed=5))
+    z = cmake((5, 4), dt, seed=6)
+    z[:, 1] = 0
+    return [d, t, z, torch.zeros(3, 3, dtype=dt), torch.tensor([[2.0, 1j], [0, 1]], dtype=dt)]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", QR_SHAPES)
+def test_geqrf(dt, shape):
+    a = cmake(shape, dt, seed=2)
+    check(lambda x: tuple(torch.geqrf(x)), a, **tol(dt))
+    if len(shape) >= 2:  # a transposed (non-contiguous) and a conjugated view
+        check(lambda x: tuple(torch.geqrf(x.mT)), a.mT.contiguous(), **tol(dt))
+        check(lambda x: tuple(torch.geqrf(x.conj())), a, **tol(dt))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_geqrf_special(dt):
+    for a in qr_special(dt):
+        check(lambda x: tuple(torch.geqrf(x)), a, **tol(dt))
+        check(lambda x: tuple(torch.geqrf(x.mT)), a.mT.contiguous(), **tol(dt))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("shape", QR_SHAPES)
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_linalg_qr(dt, shape, mode):
+    a = cmake(shape, dt, seed=3)
+    check(lambda x: tuple(torch.linalg.qr(x, mode=mode)), a, **tol(dt))
+    if len(shape) >= 2:
+        check(lambda x: tuple(torch.linalg.qr(x.mH, mode=mode)), a.mT.contiguous(), **tol(dt))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_linalg_qr_special_and_out(dt):
+    for a in qr_special(dt):
+        for mode in ["reduced", "complete"]:
+            check(lambda x: tuple(torch.linalg.qr(x, mode=mode)), a, **tol(dt))
+    a = cmake((2, 5, 3), dt, seed=4)
+    q, r = torch.empty(0, dtype=dt, device=dev), torch.empty(0, dtype=dt, device=dev)
+    torch.linalg.qr(a.to(dev), out=(q, r))
+    wq, wr = torch.linalg.qr(a)
+    torch.testing.assert_close(q.cpu(), wq, **tol(dt))
+    torch.testing.assert_close(r.cpu(), wr, **tol(dt))
+    f, t = torch.empty(0, dtype=dt, device=dev), torch.empty(0, dtype=dt, device=dev)
+    torch.geqrf(a.to(dev), out=(f, t))
+    wf, wt = torch.geqrf(a)
+    torch.testing.assert_close(f.cpu(), wf, **tol(dt))
+    torch.testing.assert_close(t.cpu(), wt, **tol(dt))
+
+
+def cq_inputs(m, n, k, dt, batch=(), seed=0, geqrf=True):
+    """Packed reflectors (*batch, m, n) and k taus: from geqrf, or arbitrary values."""
+    a = cmake((*batch, m, n), dt, seed=seed)
+    if geqrf and m * n > 0:
+        a, tau = torch.geqrf(a)
+    else:
+        tau = cmake((*batch, min(m, n)), dt, seed=seed + 1)
+    return a, tau[..., :k].contiguous()
+
+
+HH_CASES = [(5, 3, 3), (5, 3, 2), (4, 4, 4), (4, 4, 0), (3, 1, 1), (1, 1, 1), (0, 0, 0), (3, 0, 0)]
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("mnk", HH_CASES)
+@pytest.mark.parametrize("geqrf", [True, False])
+def test_householder_product(dt, mnk, geqrf):
+    a, tau = cq_inputs(*mnk, dt, geqrf=geqrf)
+    check(torch.linalg.householder_product, a, tau, **tol(dt))
+    a, tau = cq_inputs(*mnk, dt, batch=(2, 3), seed=7, geqrf=geqrf)
+    check(torch.linalg.householder_product, a, tau, **tol(dt))
+    check(lambda x, t: torch.linalg.householder_product(x.mT, t), a.mT.contiguous(), tau, **tol(dt))
+
+
+def ormqr_check(fn, a, tau, c, dt):
+    """Same values as CPU, or an error where CPU refuses the shapes."""
+    try:
+        fn(a, tau, c)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            fn(*to_dev((a, tau, c)))
+        return
+    check(fn, a, tau, c, **tol(dt))
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("case", [(5, 3, 3, 2), (5, 3, 2, 4), (4, 4, 4, 1), (4, 2, 0, 3), (3, 3, 3, 0)])
+def test_ormqr(dt, left, transpose, case):
+    # transpose is the conjugate transpose for complex (zunmqr 'C'), as on CPU
+    m, n, k, p = case
+    for batch in [(), (2,)]:
+        for geqrf in [True, False]:
+            a, tau = cq_inputs(m, n, k, dt, batch=batch, seed=8, geqrf=geqrf)
+            c = cmake((*batch, m, p) if left else (*batch, p, m), dt, seed=9)
+            ormqr_check(lambda x, t, y: torch.ormqr(x, t, y, left, transpose), a, tau, c, dt)
+    a, tau = cq_inputs(m, n, k, dt, seed=10)
+    c = cmake((p, m) if left else (m, p), dt, seed=11)
+    ormqr_check(lambda x, t, y: torch.ormqr(x.mT, t, y.mT, left, transpose), a.mT.contiguous(), tau, c, dt)
+
+
+def qr_flat(x):
+    q, r = torch.linalg.qr(x)
+    return torch.cat([q.flatten(-2), r.flatten(-2)], -1)
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+def test_qr_grads(dt):
+    t = tol(dt, 10)
+    for shape in [(4, 4), (5, 3), (2, 3, 3)]:
+        complex_grad_check(lambda x: torch.linalg.qr(x)[0], cmake(shape, dt, seed=12), **t)
+        complex_grad_check(lambda x: torch.linalg.qr(x)[1], cmake(shape, dt, seed=13), **t)
+        complex_grad_check(lambda x: qr_flat(x), cmake(shape, dt, seed=14), **t)
+    complex_grad_check(lambda x: torch.linalg.qr(x, mode="complete")[0], cmake((3, 3), dt, seed=15), **t)
+    # wide: reduced Q is square, R is k x n
+    complex_grad_check(lambda x: qr_flat(x), cmake((3, 5), dt, seed=16), **t)
+    a, tau = cq_inputs(5, 3, 3, dt, seed=17)
+    complex_grad_check(torch.linalg.householder_product, a, tau, **t)
+    c = cmake((5, 2), dt, seed=18)
+    for left, transpose in [(True, False), (True, True)]:
+        complex_grad_check(lambda x, y, z: torch.ormqr(x, y, z, left, transpose), a, tau, c, **t)
+    complex_grad_check(lambda x, y, z: torch.ormqr(x, y, z, False, True), a, tau, c.mT.contiguous(), **t)

@@ -18,7 +18,8 @@ static const char* const k_complex_ops[] = {
     "aten::zero", "aten::zero_", "aten::cat", "aten::stack", "aten::index_select",
     "aten::flip", "aten::roll", "aten::repeat", "aten::where", "aten::constant_pad_nd",
     "aten::index", "aten::gather", "aten::slice_scatter", "aten::select_scatter", "aten::tril",
-    "aten::triu", "aten::masked_fill", "aten::index_put", "aten::index_put_", "aten::scatter",
+    "aten::triu", "aten::tril_", "aten::triu_", "aten::masked_fill", "aten::index_put",
+    "aten::index_put_", "aten::scatter",
     "aten::diagonal_scatter", "aten::masked_fill_", "aten::trace", "aten::linalg_cross",
     "aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
     "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d",
@@ -80,6 +81,9 @@ static const char* const k_complex_ops[] = {
     "aten::special_sinc", "aten::sinc", "aten::sinc_", "aten::linspace", "aten::renorm", "aten::renorm_",
     /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */
     "aten::linalg_eig", "aten::_linalg_eigvals", "aten::linalg_eigvals",
+    /* the QR family (linalg/linalg_decomp.c: XLA's Qr / Householder-product custom calls
+     * follow zgeqrf / zlarfg; ormqr's transpose conjugates) */
+    "aten::geqrf", "aten::linalg_householder_product", "aten::linalg_qr", "aten::ormqr",
 };
 
 /* Ops right on complex values only when every tensor is complex. */

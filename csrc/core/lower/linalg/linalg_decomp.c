@@ -4,12 +4,16 @@
  *
  * QR uses XLA's "Qr" custom call (QrExpander: Householder reflections with
  * LAPACK's dlarfg conventions, so R's signs and the taus equal geqrf's) and
- * "ProductOfElementaryHouseholderReflectors" (orgqr). f16/bf16 compute in
+ * "ProductOfElementaryHouseholderReflectors" (orgqr). Both take complex
+ * values too, with zgeqrf / zlarfg's conventions (complex taus, real beta on
+ * R's diagonal; checked against CPU in tests/test_linalg_complex.py), so the
+ * complex QR family is these same programs. f16/bf16 compute in
  * f32 (CPU has no half kernels for these; kept for completeness). Empty
  * matrices never reach the custom calls. */
 #include <string.h>
 
 #include "linalg_decomp.h"
+#include "linalg_util.h"
 #include "../tt_lower_tables.h"
 
 /* Argument i converted to the compute dtype of output `o`. */
@@ -85,7 +89,7 @@ static tt_status_t lower_linalg_qr(tt_lctx_t* c) {
 
 /* ormqr(input (*, mn, k), tau (*, t), other (*, m, n), left, transpose):
  * op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_t (mn x mn), formed
- * explicitly. */
+ * explicitly; op(Q) = Q^H when transposing (LAPACK's zunmqr 'C'). */
 static tt_status_t lower_ormqr(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   bool left = c->args[3].i != 0, trans = c->args[4].i != 0;
@@ -93,6 +97,11 @@ static tt_status_t lower_ormqr(tt_lctx_t* c) {
   tt_type_t at = tt__ld_type(f, a), tt = tt__ld_type(f, taus), ot = tt__ld_type(f, other);
   int r = at.rank;
   int64_t mn = at.dims[r - 2], nt = tt.dims[tt.rank - 1];
+  int64_t od = ot.dims[left ? r - 2 : r - 1], want = od < at.dims[r - 1] ? od : at.dims[r - 1];
+  if (nt != want) /* CPU's check (LAPACK itself would take fewer reflectors) */
+    return tt_status_make(TT_FAILED_PRECONDITION,
+                          "torch.ormqr: tau.shape[-1] must be equal to min(other.shape[%d], "
+                          "input.shape[-1])", left ? -2 : -1);
   if (tt_type_numel(&ot) == 0) return zeros_out(c);
   tt_val_t q;
   if (nt == 0 || tt_type_numel(&at) == 0) {
@@ -100,6 +109,7 @@ static tt_status_t lower_ormqr(tt_lctx_t* c) {
   } else {
     q = tt__ld_orgqr(f, tt__ld_pad_to(f, tt__ld_block(f, a, 0, mn, 0, nt), mn, mn), taus);
   }
+  if (trans) q = tt__la_conj(f, q); /* complex: the conjugate transpose (real: q) */
   tt_val_t out = left ? tt__ld_matmul(f, q, other, trans, false)
                       : tt__ld_matmul(f, other, q, false, trans);
   return tt_l_set_out(c, 0, out);
