@@ -97,6 +97,40 @@ static void test_ormqr_householder(void) {
   lc_free(&g);
 }
 
+/* Complex64 QR (interleaved (re, im) f32 pairs) of the column A = [1+i, 1]^T,
+ * by zlarfg: beta = -|A| = -sqrt 3 (real), tau = (beta - a0) / beta =
+ * 1 + 1/sqrt 3 + i/sqrt 3, v_1 = 1 / (a0 - beta) = (1 + sqrt 3 - i) / (5 + 2 sqrt 3);
+ * Q = A / beta; ormqr with transpose applies Q^H (not Q^T): Q^H A = [beta, 0]. */
+static void check_complex_qr(tt_pjrt_t* p) {
+  const float a[4] = {1, 1, 1, 0};
+  float s3 = sqrtf(3.0f), den = 5 + 2 * s3;
+  tt_type_t gt[2] = {TY(TT_C64, 2, 1), TY(TT_C64, 1)};
+  th_arg_t g[] = {lc_tensor(gt[0], a)};
+  lc_result_t r, q, o;
+  TT_CHECK(lc_run(p, "aten::geqrf", g, NARGS(g), gt, 2, &r));
+  if (!r.nout) return;
+  WANT_F32(r, 0, 4, 1e-6, -s3, 0, (1 + s3) / den, -1 / den);
+  WANT_F32(r, 1, 2, 1e-6, 1 + 1 / s3, 1 / s3);
+  th_arg_t h[] = {lc_tensor(gt[0], r.out[0]), lc_tensor(gt[1], r.out[1])};
+  TT_CHECK(lc_run(p, "aten::linalg_householder_product", h, NARGS(h), &gt[0], 1, &q));
+  if (q.nout) {
+    WANT_F32(q, 0, 4, 1e-6, -1 / s3, -1 / s3, -1 / s3, 0);
+    lc_free(&q);
+  }
+  th_arg_t m[] = {lc_tensor(gt[0], r.out[0]), lc_tensor(gt[1], r.out[1]), lc_tensor(gt[0], a),
+                  BOOL(1), BOOL(1)};
+  TT_CHECK(lc_run(p, "aten::ormqr", m, NARGS(m), &gt[0], 1, &o));
+  if (o.nout) {
+    WANT_F32(o, 0, 4, 1e-6, -s3, 0, 0, 0);
+    lc_free(&o);
+  }
+  lc_free(&r);
+}
+static void test_complex_qr(void) {
+  if (lc_new) check_complex_qr(lc_new);
+  if (!tt__cur_failed && lc_old) check_complex_qr(lc_old);
+}
+
 static void check_eigh(tt_pjrt_t* p) {
   /* [[2, 1], [1, 2]] read from the upper triangle (the lower holds junk):
    * eigenvalues 1, 3; eigenvectors (1, -1) / sqrt 2, (1, 1) / sqrt 2 */
@@ -219,6 +253,7 @@ int main(void) {
   lc_open();
   TT_RUN(test_qr);
   TT_RUN(test_ormqr_householder);
+  TT_RUN(test_complex_qr);
   TT_RUN(test_eigh);
   TT_RUN(test_eig);
   TT_RUN(test_svd);
