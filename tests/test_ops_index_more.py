@@ -5,6 +5,8 @@ import math
 import pytest
 import torch
 
+import torch_tpu
+
 from ops_util import check, check_grad, dev, make
 
 
@@ -273,3 +275,24 @@ def test_histogram():
     check(lambda t: tuple(torch.histogram(t, 10)), make((5, 3), seed=2))
     check(lambda t: tuple(torch.histogram(t, 5, range=(-0.5, 0.75))), x)
     check(lambda t: tuple(torch.histogram(t, 3, range=(2.0, 2.0))), x)
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+def test_histogram_edges_of_empty_and_non_finite_data(mode):
+    """An empty input's bins span [0, 1] as on CPU (they spanned [-0.5, 0.5]);
+    data or a range with inf / NaN raises CPU's error instead of NaN edges."""
+    ctx = torch_tpu.eager_mode(mode)
+    with ctx:
+        for dtype in (torch.float32, torch.float64):
+            for bins in (1, 2, 5):
+                check(lambda t: tuple(torch.histogram(t, bins)), torch.empty(0, dtype=dtype))
+                check(lambda t: tuple(torch.histogram(t, bins, range=(1.0, 3.0))), torch.empty(0, dtype=dtype))
+        bad = [(torch.tensor([1.0, float("inf")]), {}), (torch.tensor([float("nan"), 1.0]), {}),
+               (torch.tensor([-float("inf"), 1.0]), {}), (torch.tensor([1.0, 2.0]), {"range": (0.0, float("inf"))})]
+        for x, kw in bad:
+            with pytest.raises(RuntimeError, match="is not finite"):
+                torch.histogram(x, 3, **kw)
+            with pytest.raises(RuntimeError, match="is not finite"):
+                torch.histogram(x.to(dev), 3, **kw)[1].cpu()
+        # the device is usable afterwards, and finite data still counts as on CPU
+        check(lambda t: tuple(torch.histogram(t, 4)), torch.tensor([0.0, 1.0, 1.0, 3.0]))

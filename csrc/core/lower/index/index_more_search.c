@@ -105,6 +105,16 @@ static tt_status_t lower_isin(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_l_reshape(f, hit, ot->rank, ot->dims));
 }
 
+/* A device-side check that raises `msg` when lo or hi (0-d) is NaN or infinite
+ * (CPU's histc / histogram refuse such a range, also the data's own). */
+static void check_finite_range(tt_shlo_fn_t* f, tt_val_t lo, tt_val_t hi, const char* msg) {
+  tt_val_t inf = kl(f, lo, INFINITY);
+  tt_val_t bad = bin(f, "stablehlo.or", tt_l_compare(f, "NE", lo, lo), tt_l_compare(f, "NE", hi, hi));
+  bad = bin(f, "stablehlo.or", bad, tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", lo), inf));
+  bad = bin(f, "stablehlo.or", bad, tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", hi), inf));
+  tt_shlo_add_check(f, bad, TT_INTERNAL, msg);
+}
+
 /* histc(self, bins, min, max): CPU's linear binning over [min, max] (the
  * data's range when min == max, widened by 1 each way if still empty);
  * elements outside are ignored, elements equal to max go to the last bin.
@@ -134,11 +144,7 @@ static tt_status_t lower_histc(tt_lctx_t* c) {
   tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
   lo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 1.0)), lo);
   hi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 1.0)), hi);
-  tt_val_t inf = kl(f, lo, INFINITY);
-  tt_val_t bad = bin(f, "stablehlo.or", tt_l_compare(f, "NE", lo, lo), tt_l_compare(f, "NE", hi, hi));
-  bad = bin(f, "stablehlo.or", bad, tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", lo), inf));
-  bad = bin(f, "stablehlo.or", bad, tt_l_compare(f, "EQ", tt_l_unary(f, "stablehlo.abs", hi), inf));
-  tt_shlo_add_check(f, bad, TT_INTERNAL, "torch.histc: range of [min, max] is not finite");
+  check_finite_range(f, lo, hi, "torch.histc: range of [min, max] is not finite");
   tt_shlo_add_check(f, tt_l_compare(f, "GE", lo, hi), TT_INTERNAL, "torch.histc: max must be larger than min");
   int64_t nb1 = bins + 1;
   if (n == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
@@ -191,9 +197,11 @@ static tt_status_t lower_histogram(tt_lctx_t* c) {
     } else if (n > 0) {
       lo = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, false), TT_F64);
       hi = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, true), TT_F64);
-    } else {
-      lo = hi = tt_lt_const0(f, TT_F64, 0.0);
+    } else { /* CPU: [0, 1] for an empty input */
+      lo = tt_lt_const0(f, TT_F64, 0.0);
+      hi = tt_lt_const0(f, TT_F64, 1.0);
     }
+    check_finite_range(f, lo, hi, "torch.histogramdd: dimension 0's range is not finite");
     tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
     lo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 0.5)), lo);
     hi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 0.5)), hi);
