@@ -104,3 +104,27 @@ def test_spread_divisor_program_writes_in_place():
             got.add_(got / sd, alpha=-0.1)
         got = got.cpu()
     assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_round_decimals_and_softplus_beta_divide_exactly(seed):
+    """round(decimals=d) divides by 10^|d| and softplus(beta) by beta, both as
+    spread scalars: CPU's round bit for bit, softplus within its log1p's
+    rounding, in Strict and Fused, including 0-dim and zero-size inputs."""
+    rng = random.Random(1000 + seed)
+    dtype = rng.choice(DTYPES)
+    shape = rng.choice(((), (0,), (7,), (3, 5), (2, 3, 4)))
+    a = (torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+         * rng.choice((0.1, 10.0, 1e3))).to(dtype)
+    d = rng.choice((-3, -2, -1, 1, 2, 3, 4))
+    beta = rng.choice((0.5, 2.0, 3.3, 7.0, -1.5))
+    want_r = torch.round(a, decimals=d)
+    want_s = torch.nn.functional.softplus(a.double(), beta=beta)
+    tol = {torch.float32: 1e-6, torch.float64: 1e-12}.get(dtype, 1e-2)
+    for mode in ("strict", "fused"):
+        with torch_tpu.eager_mode(mode):
+            got_r = torch.round(a.to(dev), decimals=d).cpu()
+            got_s = torch.nn.functional.softplus(a.to(dev), beta=beta).cpu()
+        assert _same(got_r, want_r), (seed, mode, dtype, d, a, got_r, want_r)
+        assert got_s.dtype == dtype and got_s.shape == a.shape
+        torch.testing.assert_close(got_s.double(), want_s, rtol=tol, atol=tol)

@@ -104,9 +104,10 @@ static tt_val_t b_erf(ustate_t* s, tt_val_t x) { return tt__ew_erf(F_, x); }
 static tt_val_t b_round_dec(ustate_t* s, tt_val_t x) {
   int64_t d = (s->c->nargs > 1 && s->c->args[1].kind == TT_ARG_INT) ? s->c->args[1].i : 0;
   bool neg = d < 0;
-  tt_val_t p = tt__ew_opaque(F_, tt__ew_k(F_, x, pow(10.0, (double)(neg ? -d : d))));
-  if (neg) return tt__ew_mul(F_, un(s, "stablehlo.round_nearest_even", tt__ew_div(F_, x, p)), p);
-  return tt__ew_div(F_, un(s, "stablehlo.round_nearest_even", tt__ew_mul(F_, x, p)), p);
+  double k = pow(10.0, (double)(neg ? -d : d));
+  tt_val_t p = tt__ew_k(F_, x, k);
+  if (neg) return tt__ew_mul(F_, un(s, "stablehlo.round_nearest_even", tt__ew_divk(F_, x, k)), p);
+  return tt__ew_divk(F_, un(s, "stablehlo.round_nearest_even", tt__ew_mul(F_, x, p)), k);
 }
 
 static tt_val_t b_trunc(ustate_t* s, tt_val_t x) {

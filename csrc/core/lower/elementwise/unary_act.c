@@ -63,7 +63,10 @@ static tt_val_t f_mish(astate_t* s, tt_val_t x) {
 static tt_val_t f_softplus(astate_t* s, tt_val_t x) {
   tt_val_t beta = sarg(s, 1, 1.0), th = sarg(s, 2, 20.0);
   tt_val_t xb = tt__ew_mul(F_, x, beta);
-  return sel(s, cmp(s, "GT", xb, th), x, tt__ew_div(F_, softplus1(s, xb), tt__ew_opaque(F_, beta)));
+  /* divided by beta as a spread scalar: IEEE division, no beta-sized buffer */
+  tt_type_t t0 = {.dtype = s->cdt, .rank = 0};
+  tt_val_t b0 = tt__ew_has(s->c, 1) ? tt_l_arg_as(s->c, 1, s->cdt, &t0) : tt_shlo_const(F_, &t0, 1.0);
+  return sel(s, cmp(s, "GT", xb, th), x, tt__ew_div(F_, softplus1(s, xb), tt__ew_spread_divisor(F_, b0, s->shape)));
 }
 
 /* x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale */
