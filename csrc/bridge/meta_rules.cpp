@@ -224,6 +224,63 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   return rnn_cell_meta(name, args, r);
 }
 
+// CPU's checks of histogramdd's inputs (Histogram.cpp), then its outputs.
+static void histogramdd_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  const at::Tensor& x = args[0].toTensor();
+  TORCH_CHECK(x.dim() >= 2, "torch.histogramdd: input tensor should have at least 2 dimensions");
+  const int64_t d = x.size(-1);
+  const bool tensors = schema.name() == "aten::_histogramdd_from_bin_tensors";
+  std::vector<int64_t> nb;
+  if (tensors) {
+    auto bins = args[1].toTensorList();
+    TORCH_CHECK((int64_t)bins.size() == d,
+                "histogramdd: The size of bins must be equal to the innermost dimension of the input.");
+    for (int64_t k = 0; k < d; k++) {
+      const at::Tensor b = bins[k];
+      TORCH_CHECK(b.scalar_type() == x.scalar_type(), "torch.histogramdd: input tensor and bins tensors should ",
+                  "have the same dtype, but got input with dtype ", x.scalar_type(), " and bins for dimension ", k,
+                  " with dtype ", b.scalar_type());
+      TORCH_CHECK(b.dim() == 1, "torch.histogramdd: bins tensor should have one dimension, but got ", b.dim(),
+                  " dimensions in the bins tensor for dimension ", k);
+      TORCH_CHECK(b.numel() > 0, "torch.histogramdd: bins tensor should have at least 1 element, but got ",
+                  b.numel(), " elements in the bins tensor for dimension ", k);
+      nb.push_back(b.numel() - 1);
+    }
+  } else {
+    nb = args[1].toIntVector();
+    TORCH_CHECK((int64_t)nb.size() == d,
+                "histogramdd: The size of bins must be equal to the innermost dimension of the input.");
+    for (int64_t k = 0; k < d; k++)
+      TORCH_CHECK(nb[k] > 0, "torch.histogram(): bins must be > 0, but got ", nb[k], " for dimension ", k);
+    if (!args[2].isNone()) {
+      size_t nr = args[2].toDoubleVector().size();
+      TORCH_CHECK((int64_t)nr == 2 * d, "torch.histogramdd: for a ", d, "-dimensional histogram range should have ",
+                  2 * d, " elements, but got ", nr);
+    }
+  }
+  const c10::IValue& w = args[tensors ? 2 : 3];
+  if (!w.isNone() && w.toTensor().defined()) {
+    const at::Tensor& wt = w.toTensor();
+    TORCH_CHECK(wt.scalar_type() == x.scalar_type(), "torch.histogramdd: if weight tensor is provided, input tensor ",
+                "and weight tensor should have the same dtype, but got input(", x.scalar_type(), "), and weight(",
+                wt.scalar_type(), ")");
+    TORCH_CHECK(wt.sizes() == x.sizes().slice(0, x.dim() - 1), "torch.histogramdd: if weight tensor is provided it ",
+                "should have the same shape as the input tensor excluding its innermost dimension, but got input ",
+                "with shape ", x.sizes(), " and weight with shape ", wt.sizes());
+  }
+  if (schema.name() != "aten::_histogramdd_bin_edges") {
+    emit(schema, args.size(), {contiguous(nb, x.scalar_type())}, r);
+    return;
+  }
+  std::vector<TMeta> edges;
+  for (int64_t k = 0; k < d; k++) edges.push_back(contiguous({nb[k] + 1}, x.scalar_type()));
+  r.mut.assign(args.size(), {});
+  r.rets.clear();
+  for (size_t i = 0; i < args.size() && i < schema.arguments().size(); i++)
+    if (schema.arguments()[i].is_out()) r.mut[i] = edges;
+  if (!schema.returns().empty()) r.rets.emplace_back(true, std::move(edges));
+}
+
 bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
   const std::string& name = schema.name();
   auto tensor = [&](size_t i) -> const at::Tensor& { return args[i].toTensor(); };
@@ -290,6 +347,13 @@ bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVa
       ne = bins + 1;
     }
     emit(schema, args.size(), {contiguous({std::max<int64_t>(0, ne - 1)}, x.scalar_type()), contiguous({ne}, x.scalar_type())}, r);
+    return true;
+  }
+  // histogramdd's parts: hist (the bin counts per dimension) or bin_edges
+  // (one tensor of bins + 1 edges per dimension), in the input's dtype.
+  if (name == "aten::_histogramdd_bin_edges" || name == "aten::_histogramdd_from_bin_cts" ||
+      name == "aten::_histogramdd_from_bin_tensors") {
+    histogramdd_meta(schema, args, r);
     return true;
   }
   if (name == "aten::linalg_lstsq") {

@@ -51,6 +51,14 @@ static void check_test_search_histc(tt_pjrt_t* p) {
   TT_CHECK(lc_run(p, "aten::histc", b, NARGS(b), &hot, 1, &r));
   WANT_F32(r, 0, 4, 0, 2, 1, 0, 2);
   lc_free(&r);
+  /* histogramdd of 4 points in 2-D, 2x2 bins over the data's range [0, 1] in
+   * each dimension: points on the right edge land in the last (closed) bin */
+  const float pts[8] = {0, 0, 1, 1, 0.5f, 0, 1, 0};
+  tt_type_t dot = TY(TT_F32, 2, 2);
+  th_arg_t d[] = {lc_tensor(TY(TT_F32, 4, 2), pts), INTS(2, 2), NONE(), NONE(), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::_histogramdd_from_bin_cts", d, NARGS(d), &dot, 1, &r));
+  WANT_F32(r, 0, 4, 0, 1, 0, 2, 1);
+  lc_free(&r);
 }
 
 static void check_test_scans(tt_pjrt_t* p) {

@@ -1,4 +1,5 @@
-/* Searching and counting: bucketize, searchsorted, isin, histc, histogram.
+/* Searching and counting: bucketize, searchsorted, isin, histc, histogram,
+ * histogramdd.
  * Searches are unrolled binary searches (one gather per halving) with CPU's
  * exact predicates, so NaN values and NaN boundaries land where CPU puts
  * them; isin sorts the test elements and searches them. */
@@ -169,13 +170,110 @@ static tt_status_t lower_histc(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, tt_lt_slice_dim(f, h, 0, 0, bins));
 }
 
+/* ---- histogram / histogramdd (CPU's histogramdd kernel) ----
+ * Each point counts (or adds its weight) in the bin whose edges hold it in
+ * every dimension, the last bin closed on the right, points outside the edges
+ * ignored. Bins found by binary search on the edges (CPU's upper_bound; its
+ * linear-interpolation path checks its neighbours against the same edges). */
+
+/* [lo, hi] (f64 0-d) of dimension k as CPU's select_outer_bin_edges picks
+ * it: the range when given (rng: 2 values), else the data's [min, max] (col:
+ * n values), else [0, 1]; checked finite and ordered (device-side, CPU's
+ * messages less the values), then widened by 0.5 each way when empty. */
+static void outer_edges(tt_shlo_fn_t* f, int k, const tt_val_t* rng, tt_val_t col, int64_t n, tt_val_t* plo,
+                        tt_val_t* phi) {
+  tt_val_t lo, hi;
+  if (rng) {
+    lo = tt_l_convert(f, rng[0], TT_F64);
+    hi = tt_l_convert(f, rng[1], TT_F64);
+  } else if (n > 0) {
+    lo = tt_l_convert(f, tt_lt_extreme(f, col, 1u, false), TT_F64);
+    hi = tt_l_convert(f, tt_lt_extreme(f, col, 1u, true), TT_F64);
+  } else { /* CPU: [0, 1] for an empty input */
+    lo = tt_lt_const0(f, TT_F64, 0.0);
+    hi = tt_lt_const0(f, TT_F64, 1.0);
+  }
+  char msg[96];
+  snprintf(msg, sizeof msg, "torch.histogramdd: dimension %d's range is not finite", k);
+  check_finite_range(f, lo, hi, msg);
+  snprintf(msg, sizeof msg, "torch.histogramdd: min should not exceed max for dimension %d", k);
+  tt_shlo_add_check(f, tt_l_compare(f, "GT", lo, hi), TT_INTERNAL, msg);
+  tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
+  *plo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 0.5)), lo);
+  *phi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 0.5)), hi);
+}
+
+/* linspace(lo, hi, ne) into dt as CPU computes it: from both ends, in cdt. */
+static tt_val_t linear_edges(tt_shlo_fn_t* f, tt_val_t lo, tt_val_t hi, int64_t ne, tt_dtype_t dt, tt_dtype_t cdt) {
+  tt_val_t s0 = tt_l_convert(f, tt_l_convert(f, lo, dt), cdt), e0 = tt_l_convert(f, tt_l_convert(f, hi, dt), cdt);
+  tt_val_t step = bin(f, "stablehlo.divide", bin(f, "stablehlo.subtract", e0, s0), tt_lt_const0(f, cdt, (double)(ne - 1)));
+  tt_val_t i = tt_lt_iota(f, cdt, 1, &ne, 0), stb = tt_lt_splat(f, step, 1, &ne);
+  tt_val_t a = bin(f, "stablehlo.add", tt_lt_splat(f, s0, 1, &ne), bin(f, "stablehlo.multiply", stb, i));
+  tt_val_t back = bin(f, "stablehlo.subtract", kl(f, i, (double)(ne - 1)), i);
+  tt_val_t b = bin(f, "stablehlo.subtract", tt_lt_splat(f, e0, 1, &ne), bin(f, "stablehlo.multiply", stb, back));
+  tt_val_t edges = tt_l_select(f, tt_l_compare(f, "LT", i, kl(f, i, (double)(ne / 2))), a, b);
+  return tt_l_convert(f, tt_l_convert(f, edges, dt), cdt);
+}
+
+/* The bin (i64, n) of edges (ne >= 2) holding each of the n values of flat;
+ * *in (i1, n) is false for values outside [edges[0], edges[ne - 1]] (NaN). */
+static tt_val_t bin_of(tt_shlo_fn_t* f, tt_val_t edges, tt_val_t flat, int64_t n, int64_t ne, tt_val_t* in) {
+  int64_t nb = ne - 1, e2[2] = {1, ne}, v2[2] = {1, n};
+  tt_val_t ub = tt_l_reshape(f, search_rows(f, tt_l_reshape(f, edges, 2, e2), tt_l_reshape(f, flat, 2, v2), "GT", true), 1, &n);
+  tt_val_t pos = bin(f, "stablehlo.subtract", ub, kl(f, ub, 1.0));
+  pos = bin(f, "stablehlo.minimum", pos, kl(f, pos, (double)(nb - 1)));
+  tt_val_t first = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, 0, 1), 0, NULL), 1, &n);
+  tt_val_t last = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, nb, ne), 0, NULL), 1, &n);
+  *in = bin(f, "stablehlo.and", tt_l_compare(f, "GE", flat, first), tt_l_compare(f, "LE", flat, last));
+  return pos;
+}
+
+/* The histogram (cdt, rank d, dims nb[]) of the points pts (n, d) in cdt
+ * over edges[d] (ne[k] = nb[k] + 1 each), weighted by w (n values or
+ * TT_SHLO_INVALID), divided by its total and then by each dimension's bin
+ * widths in turn (CPU's order) when density. */
+static tt_val_t histogram_nd(tt_shlo_fn_t* f, tt_val_t pts, int64_t n, int d, const tt_val_t* edges, const int64_t* nb,
+                             tt_val_t w, bool density, tt_dtype_t cdt) {
+  int64_t total = 1;
+  for (int k = 0; k < d; k++) total *= nb[k];
+  tt_type_t ht = tt_type_make(cdt, d, nb);
+  tt_val_t hist = tt_shlo_const(f, &ht, 0.0);
+  if (n > 0 && d > 0 && total > 0) {
+    tt_val_t idx = TT_SHLO_INVALID, in = TT_SHLO_INVALID;
+    int64_t stride = 1;
+    for (int k = d - 1; k >= 0; k--) {
+      tt_val_t ink, col = tt_l_reshape(f, tt_lt_slice_dim(f, pts, 1, k, k + 1), 1, &n);
+      tt_val_t p = bin_of(f, edges[k], col, n, nb[k] + 1, &ink);
+      p = bin(f, "stablehlo.multiply", p, kl(f, p, (double)stride));
+      idx = k == d - 1 ? p : bin(f, "stablehlo.add", idx, p);
+      in = k == d - 1 ? ink : bin(f, "stablehlo.and", in, ink);
+      stride *= nb[k];
+    }
+    idx = tt_l_select(f, in, idx, kl(f, idx, (double)total)); /* ignored: slot total */
+    tt_type_t wt = tt_type_make(cdt, 1, &n);
+    if (w == TT_SHLO_INVALID) w = tt_shlo_const(f, &wt, 1.0);
+    int64_t id2[2] = {n, 1}, ins[1] = {0}, t1 = total + 1;
+    tt_val_t h = tt_lt_scatter(f, tt_l_full(f, cdt, 1, &t1, 0.0), tt_l_reshape(f, idx, 2, id2), w, NULL, 0, ins, 1, ins, 1,
+                               1, "stablehlo.add");
+    hist = tt_l_reshape(f, tt_lt_slice_dim(f, h, 0, 0, total), d, nb);
+  }
+  if (density) {
+    hist = bin(f, "stablehlo.divide", hist, tt_lt_splat(f, tt_lt_sum(f, hist, (1u << d) - 1u), d, nb));
+    for (int k = 0; k < d; k++) {
+      tt_val_t width = bin(f, "stablehlo.subtract", tt_lt_slice_dim(f, edges[k], 0, 1, nb[k] + 1),
+                           tt_lt_slice_dim(f, edges[k], 0, 0, nb[k]));
+      int64_t dims1[TT_MAX_RANK];
+      for (int j = 0; j < d; j++) dims1[j] = j == k ? nb[k] : 1;
+      hist = bin(f, "stablehlo.divide", hist, tt_l_broadcast(f, tt_l_reshape(f, width, d, dims1), d, nb));
+    }
+  }
+  return hist;
+}
+
 /* histogram.bins_tensor(self, bins, weight, density) / .bin_ct(self, bins,
- * range, weight, density) (param 1) -> (hist, bin_edges): each element
- * counts (or adds its weight) in the bin whose edges hold it, the last bin
- * closed on the right, elements outside the edges ignored (CPU's
- * histogramdd). bin_ct edges: linspace over range, else the data's
- * [min, max] (widened by 0.5 each way when empty), in self's dtype. density
- * divides by the total and the bin widths. */
+ * range, weight, density) (param 1) -> (hist, bin_edges): histogramdd of
+ * self as (n, 1). bin_ct edges: linspace over range, else the data's range,
+ * in self's dtype. */
 static tt_status_t lower_histogram(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t x = c->args[0].val;
@@ -183,68 +281,85 @@ static tt_status_t lower_histogram(tt_lctx_t* c) {
   tt_dtype_t dt = xt.dtype, cdt = tt_l_opmath(dt);
   if (!tt_dtype_is_float(dt))
     return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram: input tensor and bins tensors should have the same dtype");
-  int64_t n = tt_type_numel(&xt), ne = c->out_types[1].dims[0];
+  int64_t n = tt_type_numel(&xt), ne = c->out_types[1].dims[0], nb = ne - 1;
   if (ne < 2) return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0");
   tt_val_t flat = tt_l_convert(f, tt_l_reshape(f, x, 1, &n), cdt);
   tt_val_t edges;
   if (c->op->param == 0) {
     edges = tt_l_convert(f, tt_l_reshape(f, c->args[1].val, 1, &ne), cdt);
   } else {
+    bool rng = c->args[2].kind == TT_ARG_SCALARS && c->args[2].n == 2;
     tt_val_t lo, hi;
-    if (c->args[2].kind == TT_ARG_SCALARS && c->args[2].n == 2) {
-      lo = tt_l_convert(f, c->args[2].vals[0], TT_F64);
-      hi = tt_l_convert(f, c->args[2].vals[1], TT_F64);
-    } else if (n > 0) {
-      lo = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, false), TT_F64);
-      hi = tt_l_convert(f, tt_lt_extreme(f, flat, 1u, true), TT_F64);
-    } else { /* CPU: [0, 1] for an empty input */
-      lo = tt_lt_const0(f, TT_F64, 0.0);
-      hi = tt_lt_const0(f, TT_F64, 1.0);
-    }
-    check_finite_range(f, lo, hi, "torch.histogramdd: dimension 0's range is not finite");
-    tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
-    lo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 0.5)), lo);
-    hi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 0.5)), hi);
-    tt_shlo_add_check(f, tt_l_compare(f, "GT", lo, hi), TT_INTERNAL,
-                      "torch.histogram(): min should not exceed max");
-    /* linspace(lo, hi, ne) as CPU computes it: from both ends, in cdt */
-    tt_val_t s0 = tt_l_convert(f, tt_l_convert(f, lo, dt), cdt), e0 = tt_l_convert(f, tt_l_convert(f, hi, dt), cdt);
-    tt_val_t step = bin(f, "stablehlo.divide", bin(f, "stablehlo.subtract", e0, s0), tt_lt_const0(f, cdt, (double)(ne - 1)));
-    tt_val_t i = tt_lt_iota(f, cdt, 1, &ne, 0), stb = tt_lt_splat(f, step, 1, &ne);
-    tt_val_t a = bin(f, "stablehlo.add", tt_lt_splat(f, s0, 1, &ne), bin(f, "stablehlo.multiply", stb, i));
-    tt_val_t back = bin(f, "stablehlo.subtract", kl(f, i, (double)(ne - 1)), i);
-    tt_val_t b = bin(f, "stablehlo.subtract", tt_lt_splat(f, e0, 1, &ne), bin(f, "stablehlo.multiply", stb, back));
-    edges = tt_l_select(f, tt_l_compare(f, "LT", i, kl(f, i, (double)(ne / 2))), a, b);
-    edges = tt_l_convert(f, tt_l_convert(f, edges, dt), cdt);
+    outer_edges(f, 0, rng ? c->args[2].vals : NULL, flat, n, &lo, &hi);
+    edges = linear_edges(f, lo, hi, ne, dt, cdt);
   }
-  int64_t nb = ne - 1, e2[2] = {1, ne}, v2[2] = {1, n};
-  tt_type_t ht = tt_type_make(cdt, 1, &nb);
-  tt_val_t hist = tt_shlo_const(f, &ht, 0.0);
-  if (n > 0) {
-    tt_val_t seq = tt_l_reshape(f, edges, 2, e2);
-    tt_val_t ub = tt_l_reshape(f, search_rows(f, seq, tt_l_reshape(f, flat, 2, v2), "GT", true), 1, &n);
-    tt_val_t pos = bin(f, "stablehlo.subtract", ub, kl(f, ub, 1.0));
-    pos = bin(f, "stablehlo.minimum", pos, kl(f, pos, (double)(nb - 1)));
-    tt_val_t first = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, 0, 1), 0, NULL), 1, &n);
-    tt_val_t last = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, nb, ne), 0, NULL), 1, &n);
-    tt_val_t in = bin(f, "stablehlo.and", tt_l_compare(f, "GE", flat, first), tt_l_compare(f, "LE", flat, last));
-    pos = tt_l_select(f, in, pos, kl(f, pos, (double)nb)); /* ignored: slot nb */
-    tt_type_t wt = tt_type_make(cdt, 1, &n);
-    tt_val_t w = tt_lt_has(c, 2 + c->op->param) ? tt_l_convert(f, tt_l_reshape(f, c->args[2 + c->op->param].val, 1, &n), cdt)
-                                                : tt_shlo_const(f, &wt, 1.0);
-    int64_t id2[2] = {n, 1}, ins[1] = {0};
-    hist = tt_lt_scatter(f, tt_l_full(f, cdt, 1, &ne, 0.0), tt_l_reshape(f, pos, 2, id2), w, NULL, 0, ins, 1, ins, 1, 1,
-                         "stablehlo.add");
-    hist = tt_lt_slice_dim(f, hist, 0, 0, nb);
-  }
+  int wi = 2 + (int)c->op->param;
+  tt_val_t w = n > 0 && tt_lt_has(c, wi) ? tt_l_convert(f, tt_l_reshape(f, c->args[wi].val, 1, &n), cdt) : TT_SHLO_INVALID;
+  int64_t p2[2] = {n, 1};
   const tt_larg_t* dens = &c->args[3 + c->op->param];
-  if (dens->kind == TT_ARG_BOOL && dens->i) {
-    tt_val_t width = bin(f, "stablehlo.subtract", tt_lt_slice_dim(f, edges, 0, 1, ne), tt_lt_slice_dim(f, edges, 0, 0, nb));
-    hist = bin(f, "stablehlo.divide", hist, tt_lt_splat(f, tt_lt_sum(f, hist, 1u), 1, &nb));
-    hist = bin(f, "stablehlo.divide", hist, width);
-  }
+  tt_val_t hist = histogram_nd(f, tt_l_reshape(f, flat, 2, p2), n, 1, &edges, &nb, w,
+                               dens->kind == TT_ARG_BOOL && dens->i, cdt);
   TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, hist));
   return tt_l_set_out(c, 1, edges);
+}
+
+/* _histogramdd_bin_edges(self, bins, range, weight, density) (param 0) ->
+ * Tensor[], _histogramdd_from_bin_cts (same arguments, param 1) and
+ * _histogramdd_from_bin_tensors(self, bins, weight, density) (param 2) ->
+ * hist: self is (..., d) points, weight (...). Int bins: edges linspace over
+ * range[2k:2k+2], else the data's range in dimension k. Output shapes from
+ * the bridge's meta rule. */
+static tt_status_t lower_histogramdd(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  tt_val_t x = c->args[0].val;
+  tt_type_t xt = tt__sh_type(f, x);
+  tt_dtype_t dt = xt.dtype, cdt = tt_l_opmath(dt);
+  if (dt != TT_F32 && dt != TT_F64)
+    return tt_status_make(TT_INVALID_ARGUMENT, "\"histogramdd\" not implemented for '%s'", tt_dtype_name(dt));
+  int64_t param = c->op->param;
+  if (xt.rank < 2) return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogramdd: input tensor should have at least 2 dimensions");
+  int d = (int)xt.dims[xt.rank - 1];
+  int nbins = c->args[1].n;
+  if (d != nbins || d > TT_MAX_RANK)
+    return tt_status_make(TT_INVALID_ARGUMENT, "histogramdd: The size of bins must be equal to the innermost dimension of the input.");
+  int64_t n = d > 0 ? tt_type_numel(&xt) / d : 0, p2[2] = {n, d}, nb[TT_MAX_RANK];
+  tt_val_t pts = tt_l_convert(f, tt_l_reshape(f, x, 2, p2), cdt), edges[TT_MAX_RANK];
+  for (int k = 0; k < d; k++) {
+    if (param == 2) {
+      tt_type_t et = tt__sh_type(f, c->args[1].vals[k]);
+      if (et.dtype != dt || et.rank != 1 || et.dims[0] < 1)
+        return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogramdd: bins tensors should be 1-D, non-empty, of the input's dtype");
+      nb[k] = et.dims[0] - 1;
+      edges[k] = tt_l_convert(f, c->args[1].vals[k], cdt);
+      continue;
+    }
+    nb[k] = c->args[1].ints[k];
+    if (nb[k] <= 0)
+      return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0, but got %lld for dimension %d", (long long)nb[k], k);
+    const tt_larg_t* r = &c->args[2];
+    if (r->kind == TT_ARG_SCALARS && r->n != 2 * d)
+      return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogramdd: for a %d-dimensional histogram range should have %d elements, but got %d",
+                            d, 2 * d, r->n);
+    tt_val_t lo, hi, col = tt_l_reshape(f, tt_lt_slice_dim(f, pts, 1, k, k + 1), 1, &n);
+    outer_edges(f, k, r->kind == TT_ARG_SCALARS ? r->vals + 2 * k : NULL, col, n, &lo, &hi);
+    edges[k] = linear_edges(f, lo, hi, nb[k] + 1, dt, cdt);
+  }
+  if (param == 0) {
+    if (c->nout != d) return tt_status_make(TT_INTERNAL, "_histogramdd_bin_edges: %d outputs for %d dimensions", c->nout, d);
+    for (int k = 0; k < d; k++) TT_RETURN_IF_ERROR(tt_l_set_out(c, k, tt_l_convert(f, edges[k], dt)));
+    return NULL;
+  }
+  int wi = param == 2 ? 2 : 3;
+  tt_val_t w = TT_SHLO_INVALID;
+  if (n > 0 && tt_lt_has(c, wi)) {
+    tt_type_t wt = tt__sh_type(f, c->args[wi].val);
+    if (wt.dtype != dt || tt_type_numel(&wt) != n)
+      return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogramdd: weight should have the input's dtype and shape less its innermost dimension");
+    w = tt_l_convert(f, tt_l_reshape(f, c->args[wi].val, 1, &n), cdt);
+  }
+  const tt_larg_t* dens = &c->args[wi + 1];
+  tt_val_t hist = histogram_nd(f, pts, n, d, edges, nb, w, dens->kind == TT_ARG_BOOL && dens->i, cdt);
+  return tt_l_set_out(c, 0, tt_l_convert(f, hist, dt));
 }
 
 #define R(name, fn, param) {"aten::" name, fn, param, 0}
@@ -260,5 +375,8 @@ const tt_lower_entry_t tt_lower_index_more_search[] = {
     R("histc", lower_histc, 0), R("histc.out", lower_histc, 0),
     R("histogram.bins_tensor", lower_histogram, 0), R("histogram.bins_tensor_out", lower_histogram, 0),
     R("histogram.bin_ct", lower_histogram, 1), R("histogram.bin_ct_out", lower_histogram, 1),
+    R("_histogramdd_bin_edges", lower_histogramdd, 0), R("_histogramdd_bin_edges.out", lower_histogramdd, 0),
+    R("_histogramdd_from_bin_cts", lower_histogramdd, 1), R("_histogramdd_from_bin_cts.out", lower_histogramdd, 1),
+    R("_histogramdd_from_bin_tensors", lower_histogramdd, 2), R("_histogramdd_from_bin_tensors.out", lower_histogramdd, 2),
 };
 const int tt_lower_index_more_search_count = TT_TABLE_COUNT(tt_lower_index_more_search);
