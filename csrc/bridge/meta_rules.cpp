@@ -224,22 +224,28 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   return rnn_cell_meta(name, args, r);
 }
 
-// CPU's checks of histogramdd's inputs (Histogram.cpp), then its outputs.
+// CPU's checks of histogramdd's inputs (Histogram.cpp), in its order, then
+// its outputs. Int bins: select_outer_bin_edges (range length; the finite /
+// ordered range is a device-side check), linspace(bins + 1), and for the
+// histogram histogramdd_check_inputs then prepare_out. The tpu lowering
+// computes f32 / f64 only (CPU also bins half types given bin tensors).
 static void histogramdd_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
   const at::Tensor& x = args[0].toTensor();
   TORCH_CHECK(x.dim() >= 2, "torch.histogramdd: input tensor should have at least 2 dimensions");
   const int64_t d = x.size(-1);
+  const at::ScalarType dt = x.scalar_type();
   const bool tensors = schema.name() == "aten::_histogramdd_from_bin_tensors";
+  const bool edges_only = schema.name() == "aten::_histogramdd_bin_edges";
   std::vector<int64_t> nb;
   if (tensors) {
     auto bins = args[1].toTensorList();
-    TORCH_CHECK((int64_t)bins.size() == d,
-                "histogramdd: The size of bins must be equal to the innermost dimension of the input.");
+    TORCH_CHECK((int64_t)bins.size() == d, "torch.histogramdd: expected ", d, " sequences of bin edges for a ", d,
+                "-dimensional histogram but got ", bins.size());
     for (int64_t k = 0; k < d; k++) {
       const at::Tensor b = bins[k];
-      TORCH_CHECK(b.scalar_type() == x.scalar_type(), "torch.histogramdd: input tensor and bins tensors should ",
-                  "have the same dtype, but got input with dtype ", x.scalar_type(), " and bins for dimension ", k,
-                  " with dtype ", b.scalar_type());
+      TORCH_CHECK(b.scalar_type() == dt, "torch.histogramdd: input tensor and bins tensors should ",
+                  "have the same dtype, but got input with dtype ", x.dtype(), " and bins for dimension ", k,
+                  " with dtype ", b.dtype());
       TORCH_CHECK(b.dim() == 1, "torch.histogramdd: bins tensor should have one dimension, but got ", b.dim(),
                   " dimensions in the bins tensor for dimension ", k);
       TORCH_CHECK(b.numel() > 0, "torch.histogramdd: bins tensor should have at least 1 element, but got ",
@@ -250,30 +256,41 @@ static void histogramdd_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c1
     nb = args[1].toIntVector();
     TORCH_CHECK((int64_t)nb.size() == d,
                 "histogramdd: The size of bins must be equal to the innermost dimension of the input.");
-    for (int64_t k = 0; k < d; k++)
-      TORCH_CHECK(nb[k] > 0, "torch.histogram(): bins must be > 0, but got ", nb[k], " for dimension ", k);
     if (!args[2].isNone()) {
       size_t nr = args[2].toDoubleVector().size();
       TORCH_CHECK((int64_t)nr == 2 * d, "torch.histogramdd: for a ", d, "-dimensional histogram range should have ",
                   2 * d, " elements, but got ", nr);
     }
+    for (int64_t k = 0; k < d; k++) TORCH_CHECK(nb[k] >= -1, "number of steps must be non-negative");
+    if (!edges_only)
+      for (int64_t k = 0; k < d; k++)
+        TORCH_CHECK(nb[k] >= 0, "torch.histogramdd: bins tensor should have at least 1 element, but got 0 ",
+                    "elements in the bins tensor for dimension ", k);
   }
+  if (tensors && !at::isFloatingType(dt))
+    TORCH_CHECK_NOT_IMPLEMENTED(false, "\"histogram_cpu\" not implemented for '", c10::toString(dt), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(dt == at::kFloat || dt == at::kDouble, "\"histogramdd\" not implemented for '",
+                              c10::toString(dt), "'", tensors ? " on tpu (float32 and float64 only)" : "");
   const c10::IValue& w = args[tensors ? 2 : 3];
-  if (!w.isNone() && w.toTensor().defined()) {
+  if (!edges_only && !w.isNone() && w.toTensor().defined()) {
     const at::Tensor& wt = w.toTensor();
-    TORCH_CHECK(wt.scalar_type() == x.scalar_type(), "torch.histogramdd: if weight tensor is provided, input tensor ",
-                "and weight tensor should have the same dtype, but got input(", x.scalar_type(), "), and weight(",
-                wt.scalar_type(), ")");
-    TORCH_CHECK(wt.sizes() == x.sizes().slice(0, x.dim() - 1), "torch.histogramdd: if weight tensor is provided it ",
+    TORCH_CHECK(wt.scalar_type() == dt, "torch.histogramdd: if weight tensor is provided, input tensor ",
+                "and weight tensor should have the same dtype, but got input(", x.dtype(), "), and weight(",
+                wt.dtype(), ")");
+    std::vector<int64_t> ws = wt.sizes().vec();
+    if (ws.empty()) ws = {1};  // CPU compares a 0-d weight as shape [1]
+    TORCH_CHECK(ws == x.sizes().slice(0, x.dim() - 1).vec(), "torch.histogramdd: if weight tensor is provided it ",
                 "should have the same shape as the input tensor excluding its innermost dimension, but got input ",
                 "with shape ", x.sizes(), " and weight with shape ", wt.sizes());
   }
-  if (schema.name() != "aten::_histogramdd_bin_edges") {
-    emit(schema, args.size(), {contiguous(nb, x.scalar_type())}, r);
+  if (!edges_only) {
+    for (int64_t k = 0; k < d; k++)
+      TORCH_CHECK(nb[k] > 0, "torch.histogram(): bins must be > 0, but got ", nb[k], " for dimension ", k);
+    emit(schema, args.size(), {contiguous(nb, dt)}, r);
     return;
   }
   std::vector<TMeta> edges;
-  for (int64_t k = 0; k < d; k++) edges.push_back(contiguous({nb[k] + 1}, x.scalar_type()));
+  for (int64_t k = 0; k < d; k++) edges.push_back(contiguous({nb[k] + 1}, dt));
   r.mut.assign(args.size(), {});
   r.rets.clear();
   for (size_t i = 0; i < args.size() && i < schema.arguments().size(); i++)

@@ -51,13 +51,67 @@ static void check_test_search_histc(tt_pjrt_t* p) {
   TT_CHECK(lc_run(p, "aten::histc", b, NARGS(b), &hot, 1, &r));
   WANT_F32(r, 0, 4, 0, 2, 1, 0, 2);
   lc_free(&r);
-  /* histogramdd of 4 points in 2-D, 2x2 bins over the data's range [0, 1] in
-   * each dimension: points on the right edge land in the last (closed) bin */
+}
+
+/* histogramdd: bins from linspace edges (a linear guess, then CPU's search of
+ * its neighbours), bins from edge tensors (binary search), and the edges
+ * themselves, bit for bit: CPU's linspace rounds start + step * i (or
+ * end - step * (ne - 1 - i) in the second half) once, as an FMA. */
+static void check_test_histogramdd(tt_pjrt_t* p) {
+  lc_result_t r;
+  /* 4 points in 2-D, 2x2 bins over the data's range [0, 1] in each
+   * dimension: points on the right edge land in the last (closed) bin */
   const float pts[8] = {0, 0, 1, 1, 0.5f, 0, 1, 0};
-  tt_type_t dot = TY(TT_F32, 2, 2);
-  th_arg_t d[] = {lc_tensor(TY(TT_F32, 4, 2), pts), INTS(2, 2), NONE(), NONE(), BOOL(0)};
-  TT_CHECK(lc_run(p, "aten::_histogramdd_from_bin_cts", d, NARGS(d), &dot, 1, &r));
+  tt_type_t hot = TY(TT_F32, 2, 2);
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 4, 2), pts), INTS(2, 2), NONE(), NONE(), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::_histogramdd_from_bin_cts", a, NARGS(a), &hot, 1, &r));
   WANT_F32(r, 0, 4, 0, 1, 0, 2, 1);
+  lc_free(&r);
+  /* the same points over edge tensors {0, 0.5, 1} and {-1, 0, 2}: 0.5 opens
+   * the second bin of dimension 0; weights 1, 2, 4, 8 */
+  const float e0[3] = {0, 0.5f, 1}, e1[3] = {-1, 0, 2}, w[4] = {1, 2, 4, 8};
+  th_arg_t items[2] = {lc_tensor(TY(TT_F32, 3), e0), lc_tensor(TY(TT_F32, 3), e1)};
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 4, 2), pts), lc_list(items, 2), lc_tensor(TY(TT_F32, 4), w), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::_histogramdd_from_bin_tensors", b, NARGS(b), &hot, 1, &r));
+  WANT_F32(r, 0, 4, 0, 0, 1, 0, 14);
+  lc_free(&r);
+  /* edges over the data's ranges [0.3, 7.9] (19 bins) and [1, 2] (3 bins),
+   * f32 then f64; an unfused start + step * i is 1 ulp off at i = 7 */
+  const float pf[4] = {0.3f, 1, 7.9f, 2};
+  tt_type_t eot[2] = {TY(TT_F32, 20), TY(TT_F32, 4)};
+  th_arg_t c[] = {lc_tensor(TY(TT_F32, 2, 2), pf), INTS(19, 3), NONE(), NONE(), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::_histogramdd_bin_edges", c, NARGS(c), eot, 2, &r));
+  for (int k = 0; k < 2 && !tt__cur_failed; k++) {
+    int ne = k ? 4 : 20;
+    float s = pf[k], e = pf[2 + k], step = (e - s) / (float)(ne - 1);
+    const float* got = r.out[k];
+    for (int i = 0; i < ne; i++) {
+      float want = i < ne / 2 ? fmaf(step, (float)i, s) : fmaf(-step, (float)(ne - 1 - i), e);
+      if (memcmp(&got[i], &want, 4)) {
+        fprintf(stderr, "  f32 edge %d of dimension %d: got %a, want %a\n", i, k, got[i], want);
+        TT_CHECK(false);
+        break;
+      }
+    }
+  }
+  lc_free(&r);
+  const double pd[4] = {0.1, -3, 0.7, 1e-3};
+  tt_type_t dot[2] = {TY(TT_F64, 34), TY(TT_F64, 8)};
+  th_arg_t d[] = {lc_tensor(TY(TT_F64, 2, 2), pd), INTS(33, 7), NONE(), NONE(), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::_histogramdd_bin_edges", d, NARGS(d), dot, 2, &r));
+  for (int k = 0; k < 2 && !tt__cur_failed; k++) {
+    int ne = k ? 8 : 34;
+    double s = pd[k], e = pd[2 + k], step = (e - s) / (double)(ne - 1);
+    const double* got = r.out[k];
+    for (int i = 0; i < ne; i++) {
+      double want = i < ne / 2 ? fma(step, (double)i, s) : fma(-step, (double)(ne - 1 - i), e);
+      if (memcmp(&got[i], &want, 8)) {
+        fprintf(stderr, "  f64 edge %d of dimension %d: got %a, want %a\n", i, k, got[i], want);
+        TT_CHECK(false);
+        break;
+      }
+    }
+  }
   lc_free(&r);
 }
 
@@ -149,6 +203,7 @@ static void test_assert_async(void) {
 
 BOTH(test_index_reduce_masked_scatter_take)
 BOTH(test_search_histc)
+BOTH(test_histogramdd)
 BOTH(test_scans)
 BOTH(test_tri_indices_multinomial)
 
@@ -156,6 +211,7 @@ int main(void) {
   lc_open();
   TT_RUN(test_index_reduce_masked_scatter_take);
   TT_RUN(test_search_histc);
+  TT_RUN(test_histogramdd);
   TT_RUN(test_scans);
   TT_RUN(test_tri_indices_multinomial);
   TT_RUN(test_assert_async);

@@ -7,28 +7,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../elementwise/lower_elementwise.h"
 #include "../shape/shape_util.h"
 #include "../tt_lower_tables.h"
 
 static tt_val_t kl(tt_shlo_fn_t* f, tt_val_t like, double v) { return tt_shlo_const(f, tt_shlo_type(f, like), v); }
 static tt_val_t bin(tt_shlo_fn_t* f, const char* op, tt_val_t a, tt_val_t b) { return tt_l_binary(f, op, a, b); }
 
-/* For each value of v (B, K), the first position i of the row of seq (B, M)
- * where go_right(seq[i], v) fails, go_right(s, v) = !(s dir v) when negate
- * else (s dir v); i64 (B, K). CPU's lower bound is !(s >= v), its upper
- * bound !(s > v). */
-static tt_val_t search_rows(tt_shlo_fn_t* f, tt_val_t seq, tt_val_t v, const char* dir, bool negate) {
-  tt_type_t st = tt__sh_type(f, seq), vt = tt__sh_type(f, v);
-  int64_t m = st.dims[1];
-  tt_type_t it = vt;
-  it.dtype = TT_I64;
-  tt_val_t lo = tt_shlo_const(f, &it, 0.0), hi = tt_shlo_const_i64(f, &it, m);
+/* For each value of v (B, K), the first position i in [lo, hi) (i64, B x K)
+ * of the row of seq (B, M) where go_right(seq[i], v) fails, else hi;
+ * go_right(s, v) = !(s dir v) when negate else (s dir v). The probes are
+ * std::upper_bound's / lower_bound's (mid = lo + (hi - lo) / 2), `halvings`
+ * of them, enough for the longest [lo, hi). CPU's lower bound is
+ * !(s >= v), its upper bound !(s > v). */
+static tt_val_t search_range(tt_shlo_fn_t* f, tt_val_t seq, tt_val_t v, tt_val_t lo, tt_val_t hi, int64_t longest,
+                             const char* dir, bool negate) {
+  int64_t m = tt__sh_type(f, seq).dims[1];
   if (m == 0) return lo;
-  tt_val_t top = tt_shlo_const_i64(f, &it, m - 1), one = tt_shlo_const(f, &it, 1.0), two = tt_shlo_const(f, &it, 2.0);
-  for (int64_t left = m; left > 0; left /= 2) {
+  tt_type_t it = tt__sh_type(f, lo);
+  tt_val_t top = tt_shlo_const_i64(f, &it, m - 1), zero = tt_shlo_const(f, &it, 0.0);
+  tt_val_t one = tt_shlo_const(f, &it, 1.0), two = tt_shlo_const(f, &it, 2.0);
+  for (int64_t left = longest; left > 0; left /= 2) {
     tt_val_t active = tt_l_compare(f, "LT", lo, hi);
     tt_val_t mid = bin(f, "stablehlo.divide", bin(f, "stablehlo.add", lo, hi), two);
-    tt_val_t sv = tt_lt_gather_dim(f, seq, 1, bin(f, "stablehlo.minimum", mid, top));
+    mid = bin(f, "stablehlo.maximum", bin(f, "stablehlo.minimum", mid, top), zero);
+    tt_val_t sv = tt_lt_gather_dim(f, seq, 1, mid);
     tt_val_t go = tt_l_compare(f, dir, sv, v);
     if (negate) go = tt_l_unary(f, "stablehlo.not", go);
     tt_val_t gr = bin(f, "stablehlo.and", active, go);
@@ -37,6 +40,14 @@ static tt_val_t search_rows(tt_shlo_fn_t* f, tt_val_t seq, tt_val_t v, const cha
     hi = tt_l_select(f, gl, mid, hi);
   }
   return lo;
+}
+
+/* search_range over whole rows: [0, M) for every value. */
+static tt_val_t search_rows(tt_shlo_fn_t* f, tt_val_t seq, tt_val_t v, const char* dir, bool negate) {
+  int64_t m = tt__sh_type(f, seq).dims[1];
+  tt_type_t it = tt__sh_type(f, v);
+  it.dtype = TT_I64;
+  return search_range(f, seq, v, tt_shlo_const(f, &it, 0.0), tt_shlo_const_i64(f, &it, m), m, dir, negate);
 }
 
 /* searchsorted(sorted_sequence, self, out_int32, right, side, sorter) (and
@@ -173,8 +184,10 @@ static tt_status_t lower_histc(tt_lctx_t* c) {
 /* ---- histogram / histogramdd (CPU's histogramdd kernel) ----
  * Each point counts (or adds its weight) in the bin whose edges hold it in
  * every dimension, the last bin closed on the right, points outside the edges
- * ignored. Bins found by binary search on the edges (CPU's upper_bound; its
- * linear-interpolation path checks its neighbours against the same edges). */
+ * ignored; bins found as CPU's kernel finds them (bin_of). Counts and weights
+ * add up in the data's dtype (f32 for half types): weighted sums equal CPU's
+ * bit for bit where they are exact in any order (CPU sums per-thread partial
+ * histograms, split by the host's thread count). */
 
 /* [lo, hi] (f64 0-d) of dimension k as CPU's select_outer_bin_edges picks
  * it: the range when given (rng: 2 values), else the data's [min, max] (col:
@@ -203,37 +216,134 @@ static void outer_edges(tt_shlo_fn_t* f, int k, const tt_val_t* rng, tt_val_t co
   *phi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 0.5)), hi);
 }
 
-/* linspace(lo, hi, ne) into dt as CPU computes it: from both ends, in cdt. */
-static tt_val_t linear_edges(tt_shlo_fn_t* f, tt_val_t lo, tt_val_t hi, int64_t ne, tt_dtype_t dt, tt_dtype_t cdt) {
-  tt_val_t s0 = tt_l_convert(f, tt_l_convert(f, lo, dt), cdt), e0 = tt_l_convert(f, tt_l_convert(f, hi, dt), cdt);
-  tt_val_t step = bin(f, "stablehlo.divide", bin(f, "stablehlo.subtract", e0, s0), tt_lt_const0(f, cdt, (double)(ne - 1)));
-  tt_val_t i = tt_lt_iota(f, cdt, 1, &ne, 0), stb = tt_lt_splat(f, step, 1, &ne);
-  tt_val_t a = bin(f, "stablehlo.add", tt_lt_splat(f, s0, 1, &ne), bin(f, "stablehlo.multiply", stb, i));
-  tt_val_t back = bin(f, "stablehlo.subtract", kl(f, i, (double)(ne - 1)), i);
-  tt_val_t b = bin(f, "stablehlo.subtract", tt_lt_splat(f, e0, 1, &ne), bin(f, "stablehlo.multiply", stb, back));
-  tt_val_t edges = tt_l_select(f, tt_l_compare(f, "LT", i, kl(f, i, (double)(ne / 2))), a, b);
-  return tt_l_convert(f, tt_l_convert(f, edges, dt), cdt);
+/* ---- linspace as CPU computes it, bit for bit ----
+ * CPU's linspace (RangeFactoriesKernel.cpp) steps from both ends,
+ * start + step * i for i < ne / 2, else end - step * (ne - 1 - i), and its
+ * compiler fuses each into one FMA: a single rounding of the exact value.
+ * StableHLO has no FMA, so the exact value is rebuilt from error-free parts
+ * (every product below is exact, so a backend's own FMA fusion changes
+ * nothing) and rounded once, through round-to-odd (Boldo and Melquiond,
+ * "Emulation of FMA and correctly rounded sums: proved algorithms using
+ * rounding to odd", IEEE TC 2008). */
+
+static tt_val_t bitcast(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
+  tt_type_t t = tt__sh_type(f, v);
+  t.dtype = dt;
+  return tt_shlo_op(f, "stablehlo.bitcast_convert", &v, 1, &t, NULL);
 }
 
-/* The bin (i64, n) of edges (ne >= 2) holding each of the n values of flat;
- * *in (i1, n) is false for values outside [edges[0], edges[ne - 1]] (NaN). */
-static tt_val_t bin_of(tt_shlo_fn_t* f, tt_val_t edges, tt_val_t flat, int64_t n, int64_t ne, tt_val_t* in) {
+/* x + y = *s + *err exactly, *s = RN(x + y) (Knuth's TwoSum). */
+static void two_sum(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y, tt_val_t* s, tt_val_t* err) {
+  *s = bin(f, "stablehlo.add", x, y);
+  tt_val_t yy = bin(f, "stablehlo.subtract", *s, x), xx = bin(f, "stablehlo.subtract", *s, yy);
+  *err = bin(f, "stablehlo.add", bin(f, "stablehlo.subtract", x, xx), bin(f, "stablehlo.subtract", y, yy));
+}
+
+/* x + y (f64) rounded to odd: RN(x + y) when exact, else whichever of its
+ * neighbours around the exact sum has an odd last bit. */
+static tt_val_t add_round_odd(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y) {
+  tt_val_t s, err;
+  two_sum(f, x, y, &s, &err);
+  tt_val_t bits = bitcast(f, s, TT_I64), zero = kl(f, s, 0.0);
+  tt_val_t even = tt_l_compare(f, "EQ", bin(f, "stablehlo.and", bits, kl(f, bits, 1.0)), kl(f, bits, 0.0));
+  tt_val_t fix = bin(f, "stablehlo.and", even, tt_l_compare(f, "NE", err, zero));
+  /* away from zero when err has s's sign: one more unit of the magnitude */
+  tt_val_t away = tt_l_compare(f, "EQ", tt_l_compare(f, "GT", s, zero), tt_l_compare(f, "GT", err, zero));
+  tt_val_t moved = bin(f, "stablehlo.add", bits, tt_l_select(f, away, kl(f, bits, 1.0), kl(f, bits, -1.0)));
+  return tt_l_select(f, fix, bitcast(f, moved, TT_F64), s);
+}
+
+/* Largest half of a linspace whose index times a half-width f64 step stays
+ * exact (26 + 27 bits). */
+#define LINSPACE_MAX_EDGES ((int64_t)1 << 27)
+
+/* linspace(lo, hi, ne) (lo, hi: f64 0-d, converted to dt first as CPU's
+ * Scalar::to does) in dt, returned in cdt. f32 / f64: CPU's fused
+ * rounding; other float types: CPU's formula, rounded op by op in cdt. */
+static tt_val_t linear_edges(tt_shlo_fn_t* f, tt_val_t lo, tt_val_t hi, int64_t ne, tt_dtype_t dt, tt_dtype_t cdt) {
+  tt_val_t s0 = tt_l_convert(f, lo, dt), e0 = tt_l_convert(f, hi, dt);
+  if (ne <= 1) {
+    tt_type_t et = tt_type_make(cdt, 1, &ne);
+    return ne == 0 ? tt_shlo_const(f, &et, 0.0) : tt_l_reshape(f, tt_l_convert(f, s0, cdt), 1, &ne);
+  }
+  if (dt != TT_F32 && dt != TT_F64) {
+    s0 = tt_l_convert(f, s0, cdt);
+    e0 = tt_l_convert(f, e0, cdt);
+    tt_val_t step = bin(f, "stablehlo.divide", bin(f, "stablehlo.subtract", e0, s0), tt_lt_const0(f, cdt, (double)(ne - 1)));
+    tt_val_t i = tt_lt_iota(f, cdt, 1, &ne, 0), stb = tt_lt_splat(f, step, 1, &ne);
+    tt_val_t a = bin(f, "stablehlo.add", tt_lt_splat(f, s0, 1, &ne), bin(f, "stablehlo.multiply", stb, i));
+    tt_val_t back = bin(f, "stablehlo.subtract", kl(f, i, (double)(ne - 1)), i);
+    tt_val_t b = bin(f, "stablehlo.subtract", tt_lt_splat(f, e0, 1, &ne), bin(f, "stablehlo.multiply", stb, back));
+    tt_val_t edges = tt_l_select(f, tt_l_compare(f, "LT", i, kl(f, i, (double)(ne / 2))), a, b);
+    return tt_l_convert(f, tt_l_convert(f, edges, dt), cdt);
+  }
+  /* step in dt, as CPU: (end - start) / (steps - 1), a true division (XLA
+   * multiplies by the reciprocal of a visible constant) */
+  tt_val_t step = tt__ew_divk(f, bin(f, "stablehlo.subtract", e0, s0), (double)(ne - 1));
+  tt_val_t i = tt_lt_iota(f, TT_F64, 1, &ne, 0);
+  tt_val_t first = tt_l_compare(f, "LT", i, kl(f, i, (double)(ne / 2)));
+  tt_val_t k = tt_l_select(f, first, i, bin(f, "stablehlo.subtract", kl(f, i, (double)(ne - 1)), i));
+  tt_val_t base = tt_l_select(f, first, tt_lt_splat(f, tt_l_convert(f, s0, TT_F64), 1, &ne),
+                              tt_lt_splat(f, tt_l_convert(f, e0, TT_F64), 1, &ne));
+  tt_val_t sgn = tt_l_select(f, first, kl(f, i, 1.0), kl(f, i, -1.0)); /* start + or end - */
+  tt_val_t step64 = tt_l_convert(f, step, TT_F64), edges;
+  if (dt == TT_F32) { /* 24-bit step times a < 2^27 index: exact in f64; RO then RN is RN */
+    tt_val_t p = bin(f, "stablehlo.multiply", bin(f, "stablehlo.multiply", tt_lt_splat(f, step64, 1, &ne), k), sgn);
+    edges = tt_l_convert(f, add_round_odd(f, base, p), TT_F32);
+  } else { /* step = hi + lo halves of 27 and 26 bits: hi * k and lo * k exact */
+    tt_val_t sbits = bitcast(f, step64, TT_I64);
+    tt_val_t shi = bitcast(f, bin(f, "stablehlo.and", sbits, kl(f, sbits, -67108864.0 /* ~(2^26 - 1) */)), TT_F64);
+    tt_val_t slo = bin(f, "stablehlo.subtract", step64, shi);
+    tt_val_t p1 = bin(f, "stablehlo.multiply", bin(f, "stablehlo.multiply", tt_lt_splat(f, shi, 1, &ne), k), sgn);
+    tt_val_t p2 = bin(f, "stablehlo.multiply", bin(f, "stablehlo.multiply", tt_lt_splat(f, slo, 1, &ne), k), sgn);
+    /* RN(base + p1 + p2): Boldo and Melquiond's correctly rounded sum of three */
+    tt_val_t uh, ul, th, tl;
+    two_sum(f, p1, p2, &uh, &ul);
+    two_sum(f, base, uh, &th, &tl);
+    edges = bin(f, "stablehlo.add", th, add_round_odd(f, tl, ul));
+  }
+  return tt_l_convert(f, edges, cdt);
+}
+
+/* ---- histogram / histogramdd binning ---- */
+
+/* The bin (i64, n) of edges (ne >= 2, in cdt) holding each of the n values
+ * of flat; *in (i1, n) is false for values outside [edges[0], edges[ne - 1]]
+ * (NaN). CPU's two searches: upper_bound over all edges (bins given as
+ * tensors), or, for linspace edges (linear), the bin (x - first) * nb /
+ * (last - first) truncated, then upper_bound over its neighbours only
+ * (LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH, computed in the data's dtype).
+ * The last bin is closed on the right. */
+static tt_val_t bin_of(tt_shlo_fn_t* f, tt_val_t edges, tt_val_t flat, int64_t n, int64_t ne, bool linear, tt_val_t* in) {
   int64_t nb = ne - 1, e2[2] = {1, ne}, v2[2] = {1, n};
-  tt_val_t ub = tt_l_reshape(f, search_rows(f, tt_l_reshape(f, edges, 2, e2), tt_l_reshape(f, flat, 2, v2), "GT", true), 1, &n);
-  tt_val_t pos = bin(f, "stablehlo.subtract", ub, kl(f, ub, 1.0));
-  pos = bin(f, "stablehlo.minimum", pos, kl(f, pos, (double)(nb - 1)));
   tt_val_t first = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, 0, 1), 0, NULL), 1, &n);
   tt_val_t last = tt_lt_splat(f, tt_l_reshape(f, tt_lt_slice_dim(f, edges, 0, nb, ne), 0, NULL), 1, &n);
   *in = bin(f, "stablehlo.and", tt_l_compare(f, "GE", flat, first), tt_l_compare(f, "LE", flat, last));
-  return pos;
+  tt_val_t seq = tt_l_reshape(f, edges, 2, e2), v = tt_l_reshape(f, flat, 2, v2), ub;
+  if (linear) {
+    tt_val_t x = tt_l_select(f, *in, flat, first); /* outside: any bin, dropped later */
+    tt_val_t q = bin(f, "stablehlo.multiply", bin(f, "stablehlo.subtract", x, first), kl(f, x, (double)nb));
+    q = bin(f, "stablehlo.divide", q, tt__ew_opaque(f, bin(f, "stablehlo.subtract", last, first)));
+    q = bin(f, "stablehlo.minimum", bin(f, "stablehlo.maximum", q, kl(f, q, 0.0)), kl(f, q, (double)ne));
+    tt_val_t p = tt_l_reshape(f, tt_l_convert(f, q, TT_I64), 2, v2); /* truncation, as static_cast */
+    tt_val_t lo = bin(f, "stablehlo.maximum", bin(f, "stablehlo.subtract", p, kl(f, p, 1.0)), kl(f, p, 0.0));
+    tt_val_t hi = bin(f, "stablehlo.minimum", bin(f, "stablehlo.add", p, kl(f, p, 2.0)), kl(f, p, (double)ne));
+    ub = search_range(f, seq, v, lo, hi, 3, "GT", true);
+  } else {
+    ub = search_rows(f, seq, v, "GT", true);
+  }
+  ub = tt_l_reshape(f, ub, 1, &n);
+  tt_val_t pos = bin(f, "stablehlo.subtract", ub, kl(f, ub, 1.0));
+  tt_val_t top = tt_l_compare(f, "EQ", pos, kl(f, pos, (double)nb));
+  return tt_l_select(f, top, kl(f, pos, (double)(nb - 1)), pos);
 }
 
 /* The histogram (cdt, rank d, dims nb[]) of the points pts (n, d) in cdt
- * over edges[d] (ne[k] = nb[k] + 1 each), weighted by w (n values or
+ * over edges[d] (ne[k] = nb[k] + 1 each; linear: linspace edges), weighted by w (n values or
  * TT_SHLO_INVALID), divided by its total and then by each dimension's bin
  * widths in turn (CPU's order) when density. */
 static tt_val_t histogram_nd(tt_shlo_fn_t* f, tt_val_t pts, int64_t n, int d, const tt_val_t* edges, const int64_t* nb,
-                             tt_val_t w, bool density, tt_dtype_t cdt) {
+                             bool linear, tt_val_t w, bool density, tt_dtype_t cdt) {
   int64_t total = 1;
   for (int k = 0; k < d; k++) total *= nb[k];
   tt_type_t ht = tt_type_make(cdt, d, nb);
@@ -243,7 +353,7 @@ static tt_val_t histogram_nd(tt_shlo_fn_t* f, tt_val_t pts, int64_t n, int d, co
     int64_t stride = 1;
     for (int k = d - 1; k >= 0; k--) {
       tt_val_t ink, col = tt_l_reshape(f, tt_lt_slice_dim(f, pts, 1, k, k + 1), 1, &n);
-      tt_val_t p = bin_of(f, edges[k], col, n, nb[k] + 1, &ink);
+      tt_val_t p = bin_of(f, edges[k], col, n, nb[k] + 1, linear, &ink);
       p = bin(f, "stablehlo.multiply", p, kl(f, p, (double)stride));
       idx = k == d - 1 ? p : bin(f, "stablehlo.add", idx, p);
       in = k == d - 1 ? ink : bin(f, "stablehlo.and", in, ink);
@@ -258,13 +368,14 @@ static tt_val_t histogram_nd(tt_shlo_fn_t* f, tt_val_t pts, int64_t n, int d, co
     hist = tt_l_reshape(f, tt_lt_slice_dim(f, h, 0, 0, total), d, nb);
   }
   if (density) {
-    hist = bin(f, "stablehlo.divide", hist, tt_lt_splat(f, tt_lt_sum(f, hist, (1u << d) - 1u), d, nb));
+    /* true divisions: XLA would multiply by the reciprocal of a broadcast */
+    hist = bin(f, "stablehlo.divide", hist, tt__ew_spread_divisor(f, tt_lt_sum(f, hist, (1u << d) - 1u), &ht));
     for (int k = 0; k < d; k++) {
       tt_val_t width = bin(f, "stablehlo.subtract", tt_lt_slice_dim(f, edges[k], 0, 1, nb[k] + 1),
                            tt_lt_slice_dim(f, edges[k], 0, 0, nb[k]));
       int64_t dims1[TT_MAX_RANK];
       for (int j = 0; j < d; j++) dims1[j] = j == k ? nb[k] : 1;
-      hist = bin(f, "stablehlo.divide", hist, tt_l_broadcast(f, tt_l_reshape(f, width, d, dims1), d, nb));
+      hist = bin(f, "stablehlo.divide", hist, tt__ew_opaque(f, tt_l_broadcast(f, tt_l_reshape(f, width, d, dims1), d, nb)));
     }
   }
   return hist;
@@ -283,6 +394,7 @@ static tt_status_t lower_histogram(tt_lctx_t* c) {
     return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram: input tensor and bins tensors should have the same dtype");
   int64_t n = tt_type_numel(&xt), ne = c->out_types[1].dims[0], nb = ne - 1;
   if (ne < 2) return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0");
+  if (ne > LINSPACE_MAX_EDGES) return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram on tpu: at most 2^27 bin edges");
   tt_val_t flat = tt_l_convert(f, tt_l_reshape(f, x, 1, &n), cdt);
   tt_val_t edges;
   if (c->op->param == 0) {
@@ -297,7 +409,8 @@ static tt_status_t lower_histogram(tt_lctx_t* c) {
   tt_val_t w = n > 0 && tt_lt_has(c, wi) ? tt_l_convert(f, tt_l_reshape(f, c->args[wi].val, 1, &n), cdt) : TT_SHLO_INVALID;
   int64_t p2[2] = {n, 1};
   const tt_larg_t* dens = &c->args[3 + c->op->param];
-  tt_val_t hist = histogram_nd(f, tt_l_reshape(f, flat, 2, p2), n, 1, &edges, &nb, w,
+  bool linear = c->op->param == 1 && (dt == TT_F32 || dt == TT_F64);
+  tt_val_t hist = histogram_nd(f, tt_l_reshape(f, flat, 2, p2), n, 1, &edges, &nb, linear, w,
                                dens->kind == TT_ARG_BOOL && dens->i, cdt);
   TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, hist));
   return tt_l_set_out(c, 1, edges);
@@ -333,13 +446,17 @@ static tt_status_t lower_histogramdd(tt_lctx_t* c) {
       edges[k] = tt_l_convert(f, c->args[1].vals[k], cdt);
       continue;
     }
-    nb[k] = c->args[1].ints[k];
-    if (nb[k] <= 0)
-      return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0, but got %lld for dimension %d", (long long)nb[k], k);
     const tt_larg_t* r = &c->args[2];
     if (r->kind == TT_ARG_SCALARS && r->n != 2 * d)
       return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogramdd: for a %d-dimensional histogram range should have %d elements, but got %d",
                             d, 2 * d, r->n);
+    /* _histogramdd_bin_edges: linspace(lo, hi, bins + 1) as on CPU, which
+     * accepts bins 0 and -1 (one edge, none); the histogram refuses them */
+    nb[k] = c->args[1].ints[k];
+    if (nb[k] < -1) return tt_status_make(TT_INVALID_ARGUMENT, "number of steps must be non-negative");
+    if (param == 1 && nb[k] <= 0)
+      return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0, but got %lld for dimension %d", (long long)nb[k], k);
+    if (nb[k] + 1 > LINSPACE_MAX_EDGES) return tt_status_make(TT_INVALID_ARGUMENT, "torch.histogramdd on tpu: at most 2^27 bin edges per dimension");
     tt_val_t lo, hi, col = tt_l_reshape(f, tt_lt_slice_dim(f, pts, 1, k, k + 1), 1, &n);
     outer_edges(f, k, r->kind == TT_ARG_SCALARS ? r->vals + 2 * k : NULL, col, n, &lo, &hi);
     edges[k] = linear_edges(f, lo, hi, nb[k] + 1, dt, cdt);
@@ -358,7 +475,7 @@ static tt_status_t lower_histogramdd(tt_lctx_t* c) {
     w = tt_l_convert(f, tt_l_reshape(f, c->args[wi].val, 1, &n), cdt);
   }
   const tt_larg_t* dens = &c->args[wi + 1];
-  tt_val_t hist = histogram_nd(f, pts, n, d, edges, nb, w, dens->kind == TT_ARG_BOOL && dens->i, cdt);
+  tt_val_t hist = histogram_nd(f, pts, n, d, edges, nb, param != 2, w, dens->kind == TT_ARG_BOOL && dens->i, cdt);
   return tt_l_set_out(c, 0, tt_l_convert(f, hist, dt));
 }
 
