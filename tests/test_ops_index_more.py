@@ -296,3 +296,24 @@ def test_histogram_edges_of_empty_and_non_finite_data(mode):
                 torch.histogram(x.to(dev), 3, **kw)[1].cpu()
         # the device is usable afterwards, and finite data still counts as on CPU
         check(lambda t: tuple(torch.histogram(t, 4)), torch.tensor([0.0, 1.0, 1.0, 3.0]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_histc_points_on_bin_edges_randomized(seed):
+    """histc divides each point's offset by the range's width, a value whose
+    elements are all equal: XLA would multiply by its reciprocal instead and
+    move points near a bin edge into the neighbouring bin (a third of these
+    cases did). The StableHLO builder keeps every such division exact."""
+    g = torch.Generator().manual_seed(seed)
+    for trial in range(12):
+        dtype = (torch.float32, torch.float64, torch.bfloat16, torch.float16)[trial % 4]
+        bins = int(torch.randint(1, 50, (1,), generator=g))
+        lo = float(torch.randn(1, generator=g) * 3)
+        hi = lo + float(torch.rand(1, generator=g) * 10 + 0.01)
+        edges = torch.linspace(lo, hi, bins + 1, dtype=torch.float64)
+        x = torch.cat([edges, torch.rand(100, generator=g, dtype=torch.float64) * (hi - lo) + lo]).to(dtype)
+        want = torch.histc(x, bins, lo, hi)
+        for mode in ("strict", "fused"):
+            with torch_tpu.eager_mode(mode):
+                got = torch.histc(x.to(dev), bins, lo, hi).cpu()
+            assert torch.equal(got, want), (seed, trial, mode, dtype, bins, lo, hi)

@@ -14,6 +14,9 @@ typedef struct value {
   tt_type_t type;
   char name[28]; /* "%v12", "%v12#3", "%arg0" */
   unsigned char producer; /* producer_t: the op that made it, where it matters */
+  unsigned char uniform;  /* every element equal: made from one-element values elementwise */
+  unsigned char splat;    /* a constant of tt_shlo_const: every element splat_v */
+  double splat_v;
   int opnd_at, nopnd;     /* the operands of the op that made it: f->opnds[opnd_at..] */
 } value_t;
 
@@ -30,9 +33,13 @@ typedef struct value {
  * optimization_barrier, so a program of several ops (Fused Eager,
  * torch.compile, a composite lowering) computes as the ops one by one.
  * Divisors that are broadcasts or constants (A / broadcast(B) ->
- * A * broadcast(1/B)) are hidden where the elementwise lowerings divide
- * (tt__ew_divisor, tt__ew_divk): here every divide by a broadcast would
- * materialize it, also where the lowering needs no exact division. */
+ * A * broadcast(1/B)) round differently too. A one-element one (a scalar
+ * broadcast, a splat constant) is spread here as an edge pad of itself
+ * behind a barrier (spread_divisor: XLA keeps the divide and fuses the pad,
+ * no buffer), so every lowering's division by a scalar is IEEE division.
+ * Broadcasts of larger values are hidden where the elementwise lowerings
+ * divide (tt__ew_divisor): here every such divide would materialize the
+ * broadcast, also where the lowering needs no exact division. */
 typedef enum {
   PRODUCER_OTHER,
   PRODUCER_DIVIDE,
@@ -165,6 +172,9 @@ static tt_val_t new_value(tt_shlo_fn_t* f, const tt_type_t* t, const char* name)
   value_t* v = VAL(f, f->nvals);
   v->type = *t;
   v->producer = PRODUCER_OTHER;
+  v->uniform = tt_type_numel(t) == 1; /* (a parameter, a region argument) */
+  v->splat = 0;
+  v->splat_v = 0;
   v->opnd_at = v->nopnd = 0;
   snprintf(v->name, sizeof(v->name), "%s", name);
   return f->nvals++;
@@ -381,6 +391,74 @@ static void record_operands(tt_shlo_fn_t* f, const tt_val_t* operands, int n,
   }
 }
 
+/* Whether op `name` over operands makes a value whose elements are all
+ * equal: one element, or a shape op / an elementwise op over such values. */
+static bool makes_uniform(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                          const tt_type_t* result) {
+  if (tt_type_numel(result) == 1) return true;
+  static const char* const k_ops[] = {
+      "stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert",
+      "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
+      "stablehlo.negate", "stablehlo.abs", "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.power",
+      "stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log",
+      "stablehlo.log_plus_one", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.floor",
+      "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
+      "stablehlo.sign", "stablehlo.tanh", "stablehlo.logistic", "stablehlo.select",
+      "stablehlo.clamp", "stablehlo.remainder", "stablehlo.optimization_barrier"};
+  bool listed = false;
+  for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0] && !listed; i++) listed = !strcmp(name, k_ops[i]);
+  if (!listed || n == 0) return false;
+  for (int i = 0; i < n; i++)
+    if (!VAL(f, operands[i])->uniform) return false;
+  return true;
+}
+
+/* A divisor d whose elements are all equal (a broadcast scalar, a splat
+ * constant, arithmetic on them) as an edge pad of its barrier'd scalar,
+ * padded flat and reshaped (a flat storage updated in place stays in
+ * place): XLA keeps the divide and fuses the pad, where it turns a divide by
+ * a broadcast or a constant into a multiply by the reciprocal. A one-element
+ * constant is put behind a barrier. TT_SHLO_INVALID for any other divisor. */
+static tt_val_t spread_divisor(tt_shlo_fn_t* f, tt_val_t d) {
+  value_t* v = VAL(f, d);
+  tt_type_t t = v->type;
+  int64_t numel = tt_type_numel(&t);
+  if (!tt_dtype_is_float(t.dtype) || numel == 0 || !v->uniform) return TT_SHLO_INVALID;
+  if (numel == 1) return v->splat ? barrier(f, d) : TT_SHLO_INVALID;
+  tt_type_t st = t;
+  st.rank = 0;
+  tt_val_t s;
+  if (v->splat) {
+    s = tt_shlo_const(f, &st, v->splat_v);
+  } else { /* its first element (XLA folds the slice into the scalar computation) */
+    int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK], one[TT_MAX_RANK];
+    tt_type_t t1 = t;
+    for (int i = 0; i < t.rank; i++) hi[i] = one[i] = t1.dims[i] = 1;
+    tt_sbuf_t a;
+    tt_sbuf_init(&a);
+    tt_sbuf_append(&a, "start_indices = ");
+    tt_shlo_fmt_i64_array(&a, lo, t.rank);
+    tt_sbuf_append(&a, ", limit_indices = ");
+    tt_shlo_fmt_i64_array(&a, hi, t.rank);
+    tt_sbuf_append(&a, ", strides = ");
+    tt_shlo_fmt_i64_array(&a, one, t.rank);
+    s = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.slice", &d, 1, &t1, a.data);
+    tt_sbuf_free(&a);
+    if (s == TT_SHLO_INVALID) return TT_SHLO_INVALID;
+    s = tt_shlo_op(f, "stablehlo.reshape", &s, 1, &st, NULL);
+  }
+  s = barrier(f, s);
+  int64_t one = 1;
+  tt_type_t t1 = tt_type_make(t.dtype, 1, &one), tf = tt_type_make(t.dtype, 1, &numel);
+  tt_val_t col = tt_shlo_op(f, "stablehlo.reshape", &s, 1, &t1, NULL);
+  tt_val_t ops[2] = {col, s};
+  tt_val_t flat = tt_shlo_opf(f, "stablehlo.pad", ops, 2, &tf,
+                              "edge_padding_low = array<i64: 0>, edge_padding_high = array<i64: %lld>, "
+                              "interior_padding = array<i64: 0>",
+                              (long long)(numel - 1));
+  return t.rank == 1 ? flat : tt_shlo_op(f, "stablehlo.reshape", &flat, 1, &t, NULL);
+}
+
 void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
                       const tt_type_t* results, int nres, const char* attrs, char* region,
                       tt_val_t* outs) {
@@ -396,6 +474,14 @@ void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operand
     return;
   }
   tt_val_t hidden[2];
+  if (nres == 1 && n == 2 && f->depth == 0 && !strcmp(name, "stablehlo.divide")) { /* (not in a region's scalar body) */
+    tt_val_t spread = spread_divisor(f, operands[1]);
+    if (spread != TT_SHLO_INVALID) {
+      hidden[0] = operands[0];
+      hidden[1] = spread;
+      operands = hidden;
+    }
+  }
   if (nres == 1 && (n == 1 || n == 2) && rewritten_around(f, name, operands, n, hidden)) operands = hidden;
   if (f->error) {
     free(region);
@@ -429,7 +515,10 @@ void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operand
     if (nres == 1) snprintf(vn, sizeof(vn), "%%v%d", id);
     else snprintf(vn, sizeof(vn), "%%v%d#%d", id, i);
     outs[i] = new_value(f, &results[i], vn);
-    if (nres == 1 && outs[i] != TT_SHLO_INVALID) VAL(f, outs[i])->producer = (unsigned char)producer_of(name);
+    if (nres == 1 && outs[i] != TT_SHLO_INVALID) {
+      VAL(f, outs[i])->producer = (unsigned char)producer_of(name);
+      VAL(f, outs[i])->uniform = makes_uniform(f, name, operands, n, &results[0]);
+    }
   }
   record_operands(f, operands, n, outs, nres);
   if (b->oom) tt_shlo_fail(f, "out of memory");
@@ -586,6 +675,10 @@ tt_val_t tt_shlo_const(tt_shlo_fn_t* f, const tt_type_t* type, double v) {
   put_type(&a, type);
   tt_val_t r = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.constant", NULL, 0, type, a.data);
   tt_sbuf_free(&a);
+  if (r != TT_SHLO_INVALID) {
+    VAL(f, r)->splat = VAL(f, r)->uniform = 1;
+    VAL(f, r)->splat_v = v;
+  }
   return r;
 }
 
@@ -603,6 +696,7 @@ tt_val_t tt_shlo_const_i64(tt_shlo_fn_t* f, const tt_type_t* type, int64_t v) {
   put_type(&a, type);
   tt_val_t r = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.constant", NULL, 0, type, a.data);
   tt_sbuf_free(&a);
+  if (r != TT_SHLO_INVALID) VAL(f, r)->uniform = 1;
   return r;
 }
 

@@ -1,6 +1,7 @@
 /* StableHLO builder: golden text for the generic form (regions, bit-exact
  * constants, multi-result ops) and a compile + run of that text on both CPU
- * plugins (API 0.115 and 0.81); writes whose update reads their own buffer. */
+ * plugins (API 0.115 and 0.81); writes whose update reads their own buffer;
+ * divisions by values whose elements are all equal. */
 #include <math.h>
 
 #include "../pjrt/tt_pjrt.h"
@@ -169,6 +170,64 @@ static void test_write_reading_its_buffer(void) {
   run_shift(g_old);
 }
 
+/* ---- divisors whose elements are all equal (XLA multiplies by their reciprocal) ----
+ * main(x: f32[64], a: f32[], b: f32[]) -> (x / (bcast(a) - bcast(b)),
+ * x / dense<10>, x / bcast(a)): each must equal C's IEEE division bit for bit. */
+static tt_status_t build_uniform_divisors(tt_sbuf_t* out) {
+  tt_shlo_fn_t* f = tt_shlo_fn_create();
+  int64_t n = 64;
+  tt_type_t xt = tt_type_make(TT_F32, 1, &n), st = tt_type_scalar(TT_F32);
+  tt_val_t x = tt_shlo_param(f, &xt), a = tt_shlo_param(f, &st), b = tt_shlo_param(f, &st);
+  tt_val_t ba = tt_shlo_op(f, "stablehlo.broadcast_in_dim", &a, 1, &xt, "broadcast_dimensions = array<i64>");
+  tt_val_t bb = tt_shlo_op(f, "stablehlo.broadcast_in_dim", &b, 1, &xt, "broadcast_dimensions = array<i64>");
+  tt_val_t sub[2] = {ba, bb};
+  tt_val_t width = tt_shlo_op(f, "stablehlo.subtract", sub, 2, &xt, NULL);
+  tt_val_t d1[2] = {x, width}, d2[2] = {x, tt_shlo_const(f, &xt, 10.0)}, d3[2] = {x, ba};
+  tt_val_t res[3] = {tt_shlo_op(f, "stablehlo.divide", d1, 2, &xt, NULL),
+                     tt_shlo_op(f, "stablehlo.divide", d2, 2, &xt, NULL),
+                     tt_shlo_op(f, "stablehlo.divide", d3, 2, &xt, NULL)};
+  tt_status_t st2 = tt_shlo_fn_finish(f, res, 3, out);
+  tt_shlo_fn_destroy(f);
+  return st2;
+}
+
+static void run_uniform_divisors(tt_pjrt_t* p) {
+  tt_sbuf_t text;
+  tt_sbuf_init(&text);
+  TT_CHECK_OK(build_uniform_divisors(&text));
+  TT_CHECK(strstr(text.data, "stablehlo.pad") != NULL);
+  tt_pjrt_exec_t* ex = NULL;
+  TT_CHECK_OK(tt_pjrt_compile(p, text.data, text.len, &ex));
+  tt_sbuf_free(&text);
+  if (!ex) return;
+  float x[64], a = 3.7f, b = 0.3f, got[3][64];
+  for (int i = 0; i < 64; i++) x[i] = (float)(i - 20) * 0.37f + 0.1f * (float)i;
+  int64_t n = 64;
+  tt_type_t xt = tt_type_make(TT_F32, 1, &n), st = tt_type_scalar(TT_F32);
+  tt_pjrt_buffer_t *in[3] = {NULL, NULL, NULL}, *out[3] = {NULL, NULL, NULL};
+  TT_CHECK_OK(tt_pjrt_buffer_from_host(p, 0, x, &xt, &in[0]));
+  TT_CHECK_OK(tt_pjrt_buffer_from_host(p, 0, &a, &st, &in[1]));
+  TT_CHECK_OK(tt_pjrt_buffer_from_host(p, 0, &b, &st, &in[2]));
+  TT_CHECK_OK(tt_pjrt_execute(p, ex, 0, in, 3, out, 3));
+  int bad = 0;
+  float w = a - b;
+  for (int k = 0; k < 3; k++) {
+    TT_CHECK_OK(tt_pjrt_buffer_to_host(p, out[k], got[k], sizeof got[k]));
+    for (int i = 0; i < 64; i++) {
+      float want = k == 0 ? x[i] / w : k == 1 ? x[i] / 10.0f : x[i] / a;
+      if (memcmp(&got[k][i], &want, sizeof want) != 0 && bad++ < 6) fprintf(stderr, "  k %d i %d got %a want %a\n", k, i, got[k][i], want);
+    }
+    tt_pjrt_buffer_destroy(p, out[k]);
+    tt_pjrt_buffer_destroy(p, in[k]);
+  }
+  TT_CHECK(bad == 0);
+  tt_pjrt_exec_destroy(p, ex);
+}
+static void test_uniform_divisors(void) {
+  run_uniform_divisors(g_new);
+  run_uniform_divisors(g_old);
+}
+
 static void test_failed_builder_reports(void) {
   tt_shlo_fn_t* f = tt_shlo_fn_create();
   tt_val_t bogus = 42;
@@ -217,6 +276,7 @@ int main(void) {
   TT_RUN(test_runs_on_new_plugin);
   TT_RUN(test_runs_on_old_plugin);
   TT_RUN(test_write_reading_its_buffer);
+  TT_RUN(test_uniform_divisors);
   tt_pjrt_close(g_new);
   tt_pjrt_close(g_old);
   TT_REPORT();
