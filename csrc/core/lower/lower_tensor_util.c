@@ -116,26 +116,10 @@ tt_val_t tt_lt_expand(tt_shlo_fn_t* f, tt_val_t v, const tt_type_t* full, uint32
 tt_val_t tt_lt_slice(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit) {
   const tt_type_t* t = tt_shlo_type(f, v);
   if (!t) return TT_SHLO_INVALID;
-  tt_type_t rt = *t;
-  int64_t strides[TT_MAX_RANK];
   bool ident = true;
-  for (int i = 0; i < t->rank; i++) {
-    rt.dims[i] = limit[i] - start[i];
-    strides[i] = 1;
+  for (int i = 0; i < t->rank; i++)
     if (start[i] != 0 || limit[i] != t->dims[i]) ident = false;
-  }
-  if (ident) return v;
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "start_indices = ");
-  tt_shlo_fmt_i64_array(&a, start, t->rank);
-  tt_sbuf_append(&a, ", limit_indices = ");
-  tt_shlo_fmt_i64_array(&a, limit, t->rank);
-  tt_sbuf_append(&a, ", strides = ");
-  tt_shlo_fmt_i64_array(&a, strides, t->rank);
-  tt_val_t r = tt_shlo_op(f, "stablehlo.slice", &v, 1, &rt, a.data);
-  tt_sbuf_free(&a);
-  return r;
+  return ident ? v : tt_shlo_slice(f, v, start, limit, NULL);
 }
 
 tt_val_t tt_lt_slice_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, int64_t lo, int64_t hi) {

@@ -317,24 +317,10 @@ static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) 
     return tt_l_broadcast(f, tt_l_reshape(f, one, 0, NULL), v->rank, v->sizes);
   }
   tt_val_t b = window_parent(f, base, &w);
-  int64_t lim[TT_MAX_RANK + 1], ones[TT_MAX_RANK + 1];
+  int64_t lim[TT_MAX_RANK + 1];
   for (int j = 0; j < k; j++) lim[j] = w.c[j] + w.n[j];
   lim[k] = w.c[k] + 1;
-  for (int j = 0; j <= k; j++) ones[j] = 1;
-  int64_t sdims[TT_MAX_RANK + 1];
-  for (int j = 0; j < k; j++) sdims[j] = w.n[j];
-  sdims[k] = 1;
-  tt_type_t st = tt_type_make(tt_shlo_type(f, b)->dtype, k + 1, sdims);
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "start_indices = ");
-  tt_shlo_fmt_i64_array(&a, w.c, k + 1);
-  tt_sbuf_append(&a, ", limit_indices = ");
-  tt_shlo_fmt_i64_array(&a, lim, k + 1);
-  tt_sbuf_append(&a, ", strides = ");
-  tt_shlo_fmt_i64_array(&a, ones, k + 1);
-  b = tt_shlo_op(f, "stablehlo.slice", &b, 1, &st, a.data);
-  tt_sbuf_free(&a);
+  b = tt_shlo_slice(f, b, w.c, lim, NULL);
   b = tt_l_reshape(f, b, k, w.n);
   /* back to the original order of the moving dims */
   int64_t perm[TT_MAX_RANK], pos[TT_MAX_RANK];
@@ -343,6 +329,7 @@ static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) 
   /* insert size-1 dims and broadcast stride-0 dims */
   tt_type_t rt = tt_type_make(v->dtype, v->rank, v->sizes);
   if (k == v->rank) return b;
+  tt_sbuf_t a;
   tt_sbuf_init(&a);
   tt_sbuf_append(&a, "broadcast_dimensions = ");
   tt_shlo_fmt_i64_array(&a, pos, k);

@@ -430,19 +430,9 @@ static tt_val_t spread_divisor(tt_shlo_fn_t* f, tt_val_t d) {
   if (v->splat) {
     s = tt_shlo_const(f, &st, v->splat_v);
   } else { /* its first element (XLA folds the slice into the scalar computation) */
-    int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK], one[TT_MAX_RANK];
-    tt_type_t t1 = t;
-    for (int i = 0; i < t.rank; i++) hi[i] = one[i] = t1.dims[i] = 1;
-    tt_sbuf_t a;
-    tt_sbuf_init(&a);
-    tt_sbuf_append(&a, "start_indices = ");
-    tt_shlo_fmt_i64_array(&a, lo, t.rank);
-    tt_sbuf_append(&a, ", limit_indices = ");
-    tt_shlo_fmt_i64_array(&a, hi, t.rank);
-    tt_sbuf_append(&a, ", strides = ");
-    tt_shlo_fmt_i64_array(&a, one, t.rank);
-    s = a.oom ? TT_SHLO_INVALID : tt_shlo_op(f, "stablehlo.slice", &d, 1, &t1, a.data);
-    tt_sbuf_free(&a);
+    int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK];
+    for (int i = 0; i < t.rank; i++) hi[i] = 1;
+    s = tt_shlo_slice(f, d, lo, hi, NULL);
     if (s == TT_SHLO_INVALID) return TT_SHLO_INVALID;
     s = tt_shlo_op(f, "stablehlo.reshape", &s, 1, &st, NULL);
   }
@@ -542,6 +532,36 @@ tt_val_t tt_shlo_opf(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands
     return TT_SHLO_INVALID;
   }
   return tt_shlo_op(f, name, operands, n, result, buf);
+}
+
+tt_val_t tt_shlo_slice(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit,
+                       const int64_t* strides) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t rt = *t;
+  int64_t ones[TT_MAX_RANK];
+  for (int i = 0; i < t->rank; i++) {
+    ones[i] = 1;
+    int64_t st = strides ? strides[i] : 1;
+    if (st < 1 || start[i] < 0 || limit[i] < start[i] || limit[i] > t->dims[i]) {
+      tt_shlo_fail(f, "stablehlo.slice: bad bounds in dim %d", i);
+      return TT_SHLO_INVALID;
+    }
+    rt.dims[i] = (limit[i] - start[i] + st - 1) / st;
+  }
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "start_indices = ");
+  tt_shlo_fmt_i64_array(&a, start, t->rank);
+  tt_sbuf_append(&a, ", limit_indices = ");
+  tt_shlo_fmt_i64_array(&a, limit, t->rank);
+  tt_sbuf_append(&a, ", strides = ");
+  tt_shlo_fmt_i64_array(&a, strides ? strides : ones, t->rank);
+  tt_val_t r = TT_SHLO_INVALID;
+  if (a.oom) tt_shlo_fail(f, "out of memory");
+  else r = tt_shlo_op(f, "stablehlo.slice", &v, 1, &rt, a.data);
+  tt_sbuf_free(&a);
+  return r;
 }
 
 void tt_shlo_region_begin(tt_shlo_fn_t* f, const tt_type_t* arg_types, int nargs, tt_val_t* args) {

@@ -46,6 +46,11 @@ tt_val_t tt_shlo_opf(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands
                      const tt_type_t* result, const char* attrs_fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* stablehlo.slice of v over [start, limit) with `strides` (NULL: all 1);
+ * the result type follows from them. */
+tt_val_t tt_shlo_slice(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit,
+                       const int64_t* strides);
+
 /* Generic op with several results and an optional region (text produced by
  * tt_shlo_region_end, consumed). Writes nres values into outs. */
 void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,

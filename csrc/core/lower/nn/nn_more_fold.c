@@ -15,24 +15,6 @@
 
 
 
-/* stablehlo.slice with strides. */
-static tt_val_t slice_strided(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit,
-                              const int64_t* strides) {
-  tt_type_t t = tt__sh_type(f, v), rt = t;
-  for (int i = 0; i < t.rank; i++) rt.dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i];
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "start_indices = ");
-  tt_shlo_fmt_i64_array(&a, start, t.rank);
-  tt_sbuf_append(&a, ", limit_indices = ");
-  tt_shlo_fmt_i64_array(&a, limit, t.rank);
-  tt_sbuf_append(&a, ", strides = ");
-  tt_shlo_fmt_i64_array(&a, strides, t.rank);
-  tt_val_t r = tt_shlo_op(f, "stablehlo.slice", &v, 1, &rt, a.data);
-  tt_sbuf_free(&a);
-  return r;
-}
-
 /* stablehlo.pad with interior padding (pad value 0). */
 static tt_val_t pad_interior(tt_shlo_fn_t* f, tt_val_t v, const int64_t* lo, const int64_t* hi,
                              const int64_t* in) {
@@ -102,7 +84,7 @@ static tt_status_t lower_im2col(tt_lctx_t* c) {
       int64_t lim[4] = {xt.dims[0], xt.dims[1], st[2] + (w.out[0] - 1) * w.s[0] + 1,
                         st[3] + (w.out[1] - 1) * w.s[1] + 1};
       int64_t str[4] = {1, 1, w.s[0], w.s[1]};
-      parts[np++] = tt_l_reshape(f, slice_strided(f, x, st, lim, str), 4, one);
+      parts[np++] = tt_l_reshape(f, tt_shlo_slice(f, x, st, lim, str), 4, one);
       if (np == 64 || (i == w.k[0] - 1 && j == w.k[1] - 1)) { /* concat in chunks */
         tt_val_t cat = tt_lt_concat(f, parts, np, 2);
         tt_val_t two[2] = {acc, cat};
