@@ -4,7 +4,10 @@ every program it compiles. Before the cache had a bound, a long process
 (the whole pytest suite, or a loop over many shapes) reached the kernel's
 vm.max_map_count: compiling then failed ("Failed to materialize symbols")
 and the next C++ exception crashed in the unwinder. Beyond the bound, the
-least recently used programs are dropped and compiled again if needed."""
+least recently used programs are dropped and compiled again if needed.
+A program's maps vary from ~3 (elementwise) to ~180 (an SVD), so the cache
+also counts the process's maps (TORCH_TPU_CACHE_MAX_MAPS, default half of
+vm.max_map_count) and drops programs when they pass that bound."""
 import os
 import subprocess
 import sys
@@ -69,3 +72,55 @@ def test_default_bound_fits_the_kernel_map_limit():
     # up to ~12 maps per program on the CPU plugin, counted as 32 (cache.c)
     assert 64 <= s["compile_cache.max_entries"] <= max(64, min(4096, maps // 32)), s
     assert s["compile_cache.entries"] <= s["compile_cache.max_entries"]
+
+
+MAPS_SCRIPT = textwrap.dedent(
+    r"""
+    import os, torch
+
+    def nmaps():
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+
+    # a bound a few thousand maps above what the process holds without programs
+    budget = nmaps() + 3000
+    os.environ["TORCH_TPU_CACHE_MAX_MAPS"] = str(budget)
+    import torch_tpu
+    dev = torch.device("tpu")
+    assert torch.tpu.memory_stats()["compile_cache.max_maps"] == budget
+    g = torch.Generator().manual_seed(0)
+    peak = 0
+    for rnd in range(2):
+        for n in range(2, 34):  # an SVD program holds ~180 maps on the CPU plugin
+            a = torch.randn(n, n + 1, generator=g)
+            s = torch.linalg.svd(a.to(dev))[1].cpu()
+            torch.testing.assert_close(s, torch.linalg.svdvals(a), rtol=1e-4, atol=1e-4)
+            peak = max(peak, nmaps())
+    st = torch.tpu.memory_stats()
+    assert st["compile_cache.maps_evictions"] > 0, (st, peak, budget)
+    assert st["compile_cache.entries"] < 64, st
+    # at most one check interval's programs past the bound
+    assert peak <= budget + 1500, (peak, budget)
+    # C++ exceptions (the unwinder reads every registered unwind table) still work
+    for _ in range(3):
+        try:
+            torch.linalg.lstsq(torch.randn(5, 3, device=dev), torch.randn(4, 2, device=dev))
+        except RuntimeError as e:
+            assert "should match" in str(e)
+    print("OK", st["compile_cache.maps_evictions"], peak, budget)
+    """
+)
+
+
+def test_cache_drops_programs_beyond_the_maps_bound():
+    env = dict(os.environ)
+    env.pop("TORCH_TPU_CACHE_MAX_MAPS", None)
+    r = subprocess.run([sys.executable, "-c", MAPS_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr[-3000:]
+
+
+def test_default_maps_bound_is_half_the_kernel_limit():
+    with open("/proc/sys/vm/max_map_count") as f:
+        limit = int(f.read())
+    want = int(os.environ.get("TORCH_TPU_CACHE_MAX_MAPS", limit // 2))
+    assert torch.tpu.memory_stats()["compile_cache.max_maps"] == want

@@ -190,6 +190,8 @@ def memory_stats(device=None):
         "compile_cache.entries": s["cache_entries"],
         "compile_cache.evictions": s["cache_evictions"],
         "compile_cache.max_entries": s["cache_max_entries"],
+        "compile_cache.maps_evictions": s["cache_maps_evictions"],
+        "compile_cache.max_maps": s["maps_budget"],
         "compile_cache.compile_seconds": s["compile_seconds"],
         "executions": s["executions"],
     }

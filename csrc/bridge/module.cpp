@@ -44,6 +44,8 @@ py::dict stats(int device) {
   d["cache_entries"] = s.cache_entries;
   d["cache_evictions"] = s.cache_evictions;
   d["cache_max_entries"] = s.cache_max_entries;
+  d["cache_maps_evictions"] = s.cache_maps_evictions;
+  d["maps_budget"] = s.maps_budget;
   d["compile_seconds"] = s.compile_seconds;
   d["execute_seconds"] = s.execute_seconds;
   d["compiles"] = s.compiles;

@@ -52,6 +52,10 @@ static const tt_env_info_t k_env[] = {
     [TT_ENV_CACHE_PREFETCH] = {"TORCH_TPU_CACHE_PREFETCH", "1",
                                "0: a process does not load, while it starts, the disk-cache entries "
                                "the last run of the same command line used first"},
+    [TT_ENV_CACHE_MAX_MAPS] = {"TORCH_TPU_CACHE_MAX_MAPS", NULL,
+                               "memory maps of the process beyond which the least recently used "
+                               "compiled programs are dropped (each holds JIT-compiled code in "
+                               "maps of its own); default: half of the kernel's vm.max_map_count"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

@@ -93,9 +93,9 @@ void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p) {
   for (size_t j = 0; j < c->cap; j++)
     if (c->slots[j].exec) entry_free(&c->slots[j], p);
   free(c->slots);
-  size_t max = c->max_count;
-  memset(c, 0, sizeof(*c));
-  c->max_count = max;
+  tt_exec_cache_t kept = {.max_count = c->max_count, .evictions = c->evictions,
+                          .maps_evictions = c->maps_evictions}; /* the bound and the counts stay */
+  *c = kept;
 }
 
 #define TT_CACHE_DEFAULT_MAX 4096
@@ -134,15 +134,18 @@ static void await_in_flight(tt_runtime_t* rt) {
     tt_status_free(tt_pjrt_buffer_await(rt->pjrt, rt->checks[i].buf));
 }
 
-void tt__cache_make_room(tt_runtime_t* rt) {
+/* Drops the least recently used quarter of the entries (at least one),
+ * after the work that may still run them. false when there was nothing to
+ * drop or no memory to rebuild the table. */
+static bool drop_lru_quarter(tt_runtime_t* rt) {
   tt_exec_cache_t* c = &rt->cache;
-  if (!c->max_count || c->count < c->max_count) return;
+  if (!c->count) return false;
   uint64_t* uses = malloc(c->count * sizeof(*uses));
   tt_cache_entry_t* slots = calloc(c->cap, sizeof(*slots));
   if (!uses || !slots) { /* no memory to rebuild: keep everything */
     free(uses);
     free(slots);
-    return;
+    return false;
   }
   size_t n = 0;
   for (size_t j = 0; j < c->cap; j++)
@@ -169,6 +172,39 @@ void tt__cache_make_room(tt_runtime_t* rt) {
   free(c->slots);
   c->slots = slots;
   c->count = kept;
+  return true;
+}
+
+/* A program may take a few hundred maps: the maps are counted again after
+ * at most this many new ones, fewer as they near the bound (counting reads
+ * /proc/self/maps: ~0.3 us a map, only when a program is compiled or loaded). */
+#define TT_MAPS_PER_PROGRAM_MAX 512
+#define TT_MAPS_CHECK_EVERY_MAX 64
+
+void tt__cache_make_room(tt_runtime_t* rt) {
+  tt_exec_cache_t* c = &rt->cache;
+  if (c->max_count && c->count >= c->max_count) drop_lru_quarter(rt);
+  if (++c->since_maps_check < c->maps_check_every) return;
+  c->since_maps_check = 0;
+  long budget = tt__maps_budget(), maps = tt__maps_count();
+  if (maps < 0) { /* no /proc: the count bound alone */
+    c->maps_check_every = UINT32_MAX;
+    return;
+  }
+  /* over the bound: drop quarters until a quarter of it is free again (the
+   * plugin unmaps a program's code when its executable is destroyed) */
+  if (maps > budget)
+    for (int round = 0; maps > budget - budget / 4 && round < 16; round++) {
+      int64_t before = c->evictions;
+      if (!drop_lru_quarter(rt)) break;
+      c->maps_evictions += c->evictions - before;
+      long now = tt__maps_count();
+      if (now < 0) break;
+      maps = now;
+    }
+  long room = budget - maps;
+  long every = room > 0 ? room / TT_MAPS_PER_PROGRAM_MAX : 0;
+  c->maps_check_every = every < 1 ? 1 : every > TT_MAPS_CHECK_EVERY_MAX ? TT_MAPS_CHECK_EVERY_MAX : (unsigned)every;
 }
 
 void tt__cache_drop_all(tt_runtime_t* rt) {

@@ -387,10 +387,19 @@ static void load_listed(tt_disk_cache_t* c, uint64_t name, tt_pjrt_exec_t** exec
 /* The loading thread: the listed entries, in order, until close stops it. */
 static void* prefetch_main(void* arg) {
   tt_disk_cache_t* c = arg;
+  /* what is loaded ahead keeps the process within half of the maps' bound
+   * (each loaded program holds its JIT-compiled code in maps of its own) */
+  long maps_ahead = tt__maps_budget() / 2;
   pthread_mutex_lock(&c->mu);
-  for (int i = 0; i < c->nslots && !c->stop; i++) {
+  for (int i = 0, loads = 0; i < c->nslots && !c->stop; i++) {
     pf_slot_t* s = &c->slots[i];
     if (s->state != PF_WAITING) continue;
+    if (loads++ % 8 == 0 && tt__maps_count() > maps_ahead) { /* the rest: read when asked for */
+      for (int j = i; j < c->nslots; j++)
+        if (c->slots[j].state == PF_WAITING) c->slots[j].state = PF_DONE;
+      pthread_cond_broadcast(&c->loaded);
+      break;
+    }
     s->state = PF_LOADING;
     pthread_mutex_unlock(&c->mu);
     tt_pjrt_exec_t* e = NULL;

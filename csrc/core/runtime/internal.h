@@ -72,6 +72,9 @@ typedef struct tt_exec_cache {
   size_t count;
   size_t max_count;           /* entries kept (tt__cache_limit); 0 until the runtime opens */
   int64_t evictions;
+  int64_t maps_evictions;     /* of evictions: entries dropped for the maps' bound */
+  unsigned since_maps_check;  /* new entries since the process's maps were counted */
+  unsigned maps_check_every;  /* recount after this many (fewer as the maps near the bound) */
 } tt_exec_cache_t;
 
 typedef struct tt_device_stats {
@@ -239,6 +242,11 @@ void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p);
  * (each program the CPU plugin JIT-compiles maps a few regions; at the
  * kernel's limit its next compile fails). */
 size_t tt__cache_limit(void);
+/* The process's memory maps (lines of /proc/self/maps; -1 if unreadable) and
+ * the number they may reach before programs are dropped: TORCH_TPU_CACHE_MAX_MAPS,
+ * else half of vm.max_map_count (maps.c). */
+long tt__maps_count(void);
+long tt__maps_budget(void);
 /* Makes room for one more entry (rt->mu held): beyond c->max_count, waits for
  * the work in flight, then drops the least recently used quarter of the
  * entries. Entry pointers are invalid afterwards. */

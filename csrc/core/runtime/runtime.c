@@ -130,6 +130,8 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
   out->cache_entries = (int64_t)rt->cache.count;
   out->cache_evictions = rt->cache.evictions;
   out->cache_max_entries = (int64_t)rt->cache.max_count;
+  out->cache_maps_evictions = rt->cache.maps_evictions;
+  out->maps_budget = tt__maps_budget();
   out->compile_seconds = rt->compile_seconds;
   out->execute_seconds = rt->execute_seconds;
   out->compiles = rt->compiles;

@@ -64,6 +64,8 @@ typedef struct tt_runtime_stats {
   int64_t cache_entries;
   int64_t cache_evictions;  /* programs dropped by the cache's bound (TORCH_TPU_CACHE_MAX_PROGRAMS) */
   int64_t cache_max_entries;
+  int64_t cache_maps_evictions; /* of cache_evictions: dropped for the maps' bound (TORCH_TPU_CACHE_MAX_MAPS) */
+  int64_t maps_budget;      /* that bound */
   double compile_seconds;   /* spent compiling (not loading from disk) */
   double execute_seconds;   /* host time in the plugin's Execute calls (enqueueing, or running inline) */
   int64_t compiles;         /* programs compiled: cache_misses the disk did not serve */

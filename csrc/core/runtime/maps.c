@@ -1,0 +1,40 @@
+/* The process's memory maps, against the kernel's vm.max_map_count.
+ *
+ * The CPU plugin JIT-compiles each kernel of a program into memory regions of
+ * its own: a small elementwise program takes a few maps, a float64 or complex
+ * eigendecomposition (loops of many fused kernels) ~160. At vm.max_map_count
+ * (65530 by default) mmap, mprotect and munmap fail: the plugin's next compile
+ * aborts or leaves an unwind table registered over an unmapped page, and the
+ * next C++ exception anywhere in the process crashes in libgcc's unwinder.
+ * So the program cache (cache.c) and the disk cache's start-up loading
+ * (disk_cache.c) measure the maps, not only count programs. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+long tt__maps_count(void) {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[65536];
+  long n = 0;
+  ssize_t r;
+  while ((r = read(fd, buf, sizeof(buf))) > 0)
+    for (ssize_t i = 0; i < r; i++) n += buf[i] == '\n';
+  close(fd);
+  return r < 0 ? -1 : n;
+}
+
+long tt__maps_budget(void) {
+  int64_t env = tt_env_int(TT_ENV_CACHE_MAX_MAPS, 0);
+  if (env > 0) return (long)env;
+  long lim = 65530; /* the kernel's default, where /proc does not say */
+  FILE* f = fopen("/proc/sys/vm/max_map_count", "r");
+  if (f) {
+    long v = 0;
+    if (fscanf(f, "%ld", &v) == 1 && v > 0) lim = v;
+    fclose(f);
+  }
+  return lim / 2; /* the other half: libraries, allocator arenas, stacks, data */
+}
