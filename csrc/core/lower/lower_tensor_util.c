@@ -134,26 +134,7 @@ tt_val_t tt_lt_slice_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, int64_t lo, int64
 
 tt_val_t tt_lt_pad(tt_shlo_fn_t* f, tt_val_t v, tt_val_t pad0d, const int64_t* lo,
                    const int64_t* hi) {
-  const tt_type_t* t = tt_shlo_type(f, v);
-  if (!t) return TT_SHLO_INVALID;
-  tt_type_t rt = *t;
-  int64_t interior[TT_MAX_RANK];
-  for (int i = 0; i < t->rank; i++) {
-    rt.dims[i] += lo[i] + hi[i];
-    interior[i] = 0;
-  }
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "edge_padding_low = ");
-  tt_shlo_fmt_i64_array(&a, lo, t->rank);
-  tt_sbuf_append(&a, ", edge_padding_high = ");
-  tt_shlo_fmt_i64_array(&a, hi, t->rank);
-  tt_sbuf_append(&a, ", interior_padding = ");
-  tt_shlo_fmt_i64_array(&a, interior, t->rank);
-  tt_val_t ops[2] = {v, pad0d};
-  tt_val_t r = tt_shlo_op(f, "stablehlo.pad", ops, 2, &rt, a.data);
-  tt_sbuf_free(&a);
-  return r;
+  return tt_shlo_pad(f, v, pad0d, lo, hi, NULL);
 }
 
 tt_val_t tt_lt_concat(tt_shlo_fn_t* f, const tt_val_t* vals, int n, int dim) {

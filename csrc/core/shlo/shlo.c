@@ -534,6 +534,23 @@ tt_val_t tt_shlo_opf(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands
   return tt_shlo_op(f, name, operands, n, result, buf);
 }
 
+/* An op whose attributes are three i64 arrays of `rank` elements. */
+static tt_val_t op_i64_attrs(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,
+                             const tt_type_t* result, const char* const names[3],
+                             const int64_t* const vals[3], int rank) {
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  for (int k = 0; k < 3; k++) {
+    tt_sbuf_printf(&a, "%s%s = ", k ? ", " : "", names[k]);
+    tt_shlo_fmt_i64_array(&a, vals[k], rank);
+  }
+  tt_val_t r = TT_SHLO_INVALID;
+  if (a.oom) tt_shlo_fail(f, "out of memory");
+  else r = tt_shlo_op(f, name, operands, n, result, a.data);
+  tt_sbuf_free(&a);
+  return r;
+}
+
 tt_val_t tt_shlo_slice(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit,
                        const int64_t* strides) {
   const tt_type_t* t = tt_shlo_type(f, v);
@@ -549,19 +566,30 @@ tt_val_t tt_shlo_slice(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const 
     }
     rt.dims[i] = (limit[i] - start[i] + st - 1) / st;
   }
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "start_indices = ");
-  tt_shlo_fmt_i64_array(&a, start, t->rank);
-  tt_sbuf_append(&a, ", limit_indices = ");
-  tt_shlo_fmt_i64_array(&a, limit, t->rank);
-  tt_sbuf_append(&a, ", strides = ");
-  tt_shlo_fmt_i64_array(&a, strides ? strides : ones, t->rank);
-  tt_val_t r = TT_SHLO_INVALID;
-  if (a.oom) tt_shlo_fail(f, "out of memory");
-  else r = tt_shlo_op(f, "stablehlo.slice", &v, 1, &rt, a.data);
-  tt_sbuf_free(&a);
-  return r;
+  const char* names[3] = {"start_indices", "limit_indices", "strides"};
+  const int64_t* vals[3] = {start, limit, strides ? strides : ones};
+  return op_i64_attrs(f, "stablehlo.slice", &v, 1, &rt, names, vals, t->rank);
+}
+
+tt_val_t tt_shlo_pad(tt_shlo_fn_t* f, tt_val_t v, tt_val_t value, const int64_t* lo, const int64_t* hi,
+                     const int64_t* interior) {
+  const tt_type_t* t = tt_shlo_type(f, v);
+  if (!t) return TT_SHLO_INVALID;
+  tt_type_t rt = *t;
+  int64_t zeros[TT_MAX_RANK];
+  for (int i = 0; i < t->rank; i++) {
+    zeros[i] = 0;
+    int64_t in = interior ? interior[i] : 0, d = t->dims[i];
+    rt.dims[i] = lo[i] + hi[i] + d + (d > 0 ? (d - 1) * in : 0);
+    if (in < 0 || rt.dims[i] < 0) {
+      tt_shlo_fail(f, "stablehlo.pad: bad padding in dim %d", i);
+      return TT_SHLO_INVALID;
+    }
+  }
+  const char* names[3] = {"edge_padding_low", "edge_padding_high", "interior_padding"};
+  const int64_t* vals[3] = {lo, hi, interior ? interior : zeros};
+  tt_val_t ops[2] = {v, value};
+  return op_i64_attrs(f, "stablehlo.pad", ops, 2, &rt, names, vals, t->rank);
 }
 
 void tt_shlo_region_begin(tt_shlo_fn_t* f, const tt_type_t* arg_types, int nargs, tt_val_t* args) {

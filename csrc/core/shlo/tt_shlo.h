@@ -51,6 +51,11 @@ tt_val_t tt_shlo_opf(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands
 tt_val_t tt_shlo_slice(tt_shlo_fn_t* f, tt_val_t v, const int64_t* start, const int64_t* limit,
                        const int64_t* strides);
 
+/* stablehlo.pad of v with the 0-d `value`: lo/hi edge padding (negative
+ * crops) and `interior` padding between elements (NULL: none). */
+tt_val_t tt_shlo_pad(tt_shlo_fn_t* f, tt_val_t v, tt_val_t value, const int64_t* lo, const int64_t* hi,
+                     const int64_t* interior);
+
 /* Generic op with several results and an optional region (text produced by
  * tt_shlo_region_end, consumed). Writes nres values into outs. */
 void tt_shlo_op_multi(tt_shlo_fn_t* f, const char* name, const tt_val_t* operands, int n,

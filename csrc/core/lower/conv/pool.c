@@ -306,24 +306,12 @@ static tt_status_t lower_avg_bwd(tt_lctx_t* c) {
   int r = gt.rank, b = r - p.nsp;
   int64_t lo[TT_MAX_RANK] = {0}, hi[TT_MAX_RANK] = {0}, in[TT_MAX_RANK] = {0}, one[3] = {1, 1, 1};
   int64_t zero[3] = {0, 0, 0};
-  tt_type_t pt = gt;
   for (int d = 0; d < p.nsp; d++) {
     lo[b + d] = p.k[d] - 1;
     in[b + d] = p.s[d] - 1;
     hi[b + d] = p.pad[d] + p.in[d] - ((p.out[d] - 1) * p.s[d] + 1);
-    pt.dims[b + d] = p.k[d] - 1 + p.pad[d] + p.in[d];
   }
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "edge_padding_low = ");
-  tt_shlo_fmt_i64_array(&a, lo, r);
-  tt_sbuf_append(&a, ", edge_padding_high = ");
-  tt_shlo_fmt_i64_array(&a, hi, r);
-  tt_sbuf_append(&a, ", interior_padding = ");
-  tt_shlo_fmt_i64_array(&a, in, r);
-  tt_val_t ops[2] = {g, tt_lt_const0(f, cdt, 0.0)};
-  tt_val_t gp = tt_shlo_op(f, "stablehlo.pad", ops, 2, &pt, a.data);
-  tt_sbuf_free(&a);
+  tt_val_t gp = tt_shlo_pad(f, g, tt_lt_const0(f, cdt, 0.0), lo, hi, in);
   tt_val_t init = tt_lt_const0(f, cdt, 0.0), sum;
   reduce_window(f, &gp, &init, 1, sum_region(f, cdt), &p, p.k, one, NULL, zero, zero, &sum);
   for (int d = 0; d < p.nsp; d++) sum = tt_lt_slice_dim(f, sum, b + d, p.pad[d], p.pad[d] + p.in[d]);

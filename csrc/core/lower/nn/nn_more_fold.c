@@ -15,26 +15,6 @@
 
 
 
-/* stablehlo.pad with interior padding (pad value 0). */
-static tt_val_t pad_interior(tt_shlo_fn_t* f, tt_val_t v, const int64_t* lo, const int64_t* hi,
-                             const int64_t* in) {
-  tt_type_t t = tt__sh_type(f, v), rt = t;
-  for (int i = 0; i < t.rank; i++)
-    rt.dims[i] = lo[i] + hi[i] + t.dims[i] + (t.dims[i] > 0 ? (t.dims[i] - 1) * in[i] : 0);
-  tt_sbuf_t a;
-  tt_sbuf_init(&a);
-  tt_sbuf_append(&a, "edge_padding_low = ");
-  tt_shlo_fmt_i64_array(&a, lo, t.rank);
-  tt_sbuf_append(&a, ", edge_padding_high = ");
-  tt_shlo_fmt_i64_array(&a, hi, t.rank);
-  tt_sbuf_append(&a, ", interior_padding = ");
-  tt_shlo_fmt_i64_array(&a, in, t.rank);
-  tt_val_t ops[2] = {v, tt_lt_const0(f, t.dtype, 0.0)};
-  tt_val_t r = tt_shlo_op(f, "stablehlo.pad", ops, 2, &rt, a.data);
-  tt_sbuf_free(&a);
-  return r;
-}
-
 /* ---- im2col / col2im ------------------------------------------------------------------ */
 
 typedef struct win2 {
@@ -119,12 +99,13 @@ static tt_status_t lower_col2im(tt_lctx_t* c) {
   int64_t full[4] = {N, C, hp, wp};
   tt_val_t acc = tt_l_full(f, acc_dt, 4, full, 0.0);
   int64_t blk[4] = {N, C, w.out[0], w.out[1]}, in[4] = {0, 0, w.s[0] - 1, w.s[1] - 1};
+  tt_val_t zero = tt_lt_const0(f, acc_dt, 0.0);
   for (int64_t i = 0; i < w.k[0]; i++) {
     for (int64_t j = 0; j < w.k[1]; j++) {
       tt_val_t b = tt_l_reshape(f, tt_lt_slice_dim(f, x, 2, i * w.k[1] + j, i * w.k[1] + j + 1), 4, blk);
       int64_t lo[4] = {0, 0, i * w.dil[0], j * w.dil[1]};
       int64_t hi[4] = {0, 0, hp - (lo[2] + (w.out[0] - 1) * w.s[0] + 1), wp - (lo[3] + (w.out[1] - 1) * w.s[1] + 1)};
-      acc = tt_l_binary(f, "stablehlo.add", acc, pad_interior(f, b, lo, hi, in));
+      acc = tt_l_binary(f, "stablehlo.add", acc, tt_shlo_pad(f, b, zero, lo, hi, in));
     }
   }
   acc = tt_lt_slice_dim(f, acc, 2, w.pad[0], w.pad[0] + w.in[0]);
