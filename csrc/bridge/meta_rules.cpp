@@ -123,6 +123,7 @@ void lstsq_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> ar
   std::vector<int64_t> batch = at::infer_size(ab, bb);
   int64_t k = vec ? 1 : b.size(-1);
   at::ScalarType dt = a.scalar_type();
+  at::ScalarType real = c10::toRealValueType(dt);  // residuals and singular values
   std::vector<TMeta> outs;
   std::vector<int64_t> sol = batch;
   sol.push_back(n);
@@ -139,11 +140,11 @@ void lstsq_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> ar
   bool svd = driver == "gelsd" || driver == "gelss";
   std::vector<int64_t> res = batch;
   res.push_back(k);
-  outs.push_back(m > n && driver != "gelsy" ? contiguous(res, dt) : contiguous({0}, dt));
+  outs.push_back(m > n && driver != "gelsy" ? contiguous(res, real) : contiguous({0}, real));
   outs.push_back(driver != "gels" ? contiguous(batch, at::kLong) : contiguous({0}, at::kLong));
   std::vector<int64_t> sv = batch;
   sv.push_back(std::min(m, n));
-  outs.push_back(svd ? contiguous(sv, dt) : contiguous({0}, dt));
+  outs.push_back(svd ? contiguous(sv, real) : contiguous({0}, real));
   emit(schema, args.size(), std::move(outs), r);
 }
 

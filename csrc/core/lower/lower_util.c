@@ -314,6 +314,8 @@ int64_t tt_l_wrap_dim(int64_t d, int rank) {
 tt_status_t tt_l_set_out(tt_lctx_t* c, int i, tt_val_t v) {
   if (i < 0 || i >= c->nout) return tt_status_make(TT_INTERNAL, "%s: output %d out of range", c->op->name, i);
   const tt_type_t* t = tt_shlo_type(c->f, v);
+  if (!t && tt_shlo_failed(c->f))
+    return tt_status_make(TT_INTERNAL, "%s: output %d: %s", c->op->name, i, tt_shlo_error(c->f));
   if (!t) return tt_status_make(TT_INTERNAL, "%s: output %d is not a value", c->op->name, i);
   const tt_type_t* want = &c->out_types[i];
   if (t->dtype != want->dtype) v = tt_l_convert(c->f, v, want->dtype);

@@ -84,6 +84,10 @@ static const char* const k_complex_ops[] = {
     /* the QR family (linalg/linalg_decomp.c: XLA's Qr / Householder-product custom calls
      * follow zgeqrf / zlarfg; ormqr's transpose conjugates) */
     "aten::geqrf", "aten::linalg_householder_product", "aten::linalg_qr", "aten::ormqr",
+    /* Hermitian eigen, SVD and least squares (linalg/linalg_decomp_*.c: XLA's Eigh custom call
+     * takes Hermitian input; SVD from the Hermitian [[0, A], [A^H, 0]], phases kept by a QR
+     * with a real diagonal; lstsq through it with conjugate transposes) */
+    "aten::_linalg_eigh", "aten::_linalg_svd", "aten::linalg_lstsq",
 };
 
 /* Ops right on complex values only when every tensor is complex. */

@@ -145,6 +145,7 @@ void tt_shlo_fail(tt_shlo_fn_t* f, const char* fmt, ...) {
 }
 
 bool tt_shlo_failed(const tt_shlo_fn_t* f) { return f->error != NULL; }
+const char* tt_shlo_error(const tt_shlo_fn_t* f) { return f->error; }
 
 #define VAL(f, i) (&(f)->chunks[(i) / VALS_PER_CHUNK][(i) % VALS_PER_CHUNK])
 

@@ -36,6 +36,8 @@ const tt_type_t* tt_shlo_type(tt_shlo_fn_t* f, tt_val_t v);
 /* Marks the builder failed with a message (first one wins). */
 void tt_shlo_fail(tt_shlo_fn_t* f, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 bool tt_shlo_failed(const tt_shlo_fn_t* f);
+/* The failure's message (borrowed), or NULL. */
+const char* tt_shlo_error(const tt_shlo_fn_t* f);
 
 /* Generic op with one result: %r = "name"(operands) {attrs} : (in types) -> result.
  * `attrs` is the text between the braces, or NULL for none. */

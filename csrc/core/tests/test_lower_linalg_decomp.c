@@ -154,6 +154,35 @@ static void test_eigh(void) {
   if (!tt__cur_failed && lc_old) check_eigh(lc_old);
 }
 
+/* complex Hermitian [[2, i], [-i, 2]] (the lower triangle holds junk, the
+ * diagonal an imaginary part LAPACK ignores): eigenvalues 1, 3; |v| all
+ * 1/sqrt 2, and (A - w) v = 0 for each column */
+static void check_complex_eigh(tt_pjrt_t* p) {
+  const float s[8] = {2, 0.5f, 0, 1, 7, 7, 2, -3}; /* (re, im) pairs, row-major */
+  th_arg_t a[] = {lc_tensor(TY(TT_C64, 2, 2), s), lc_str("U"), BOOL(1)};
+  tt_type_t ot[2] = {TY(TT_F32, 2), TY(TT_C64, 2, 2)};
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::_linalg_eigh", a, 3, ot, 2, &r));
+  if (!r.nout) return;
+  WANT_F32(r, 0, 2, 1e-6, 1, 3);
+  const float* v = r.out[1];
+  const float* w = r.out[0];
+  for (int j = 0; j < 2; j++) {
+    /* column j: (v0, v1) = (v[2*(0*2+j)], ...) */
+    float v0r = v[2 * j], v0i = v[2 * j + 1], v1r = v[2 * (2 + j)], v1i = v[2 * (2 + j) + 1];
+    TT_CHECK(fabsf(hypotf(v0r, v0i) - (float)sqrt(0.5)) < 1e-6f);
+    TT_CHECK(fabsf(hypotf(v1r, v1i) - (float)sqrt(0.5)) < 1e-6f);
+    /* row 0 of (A - w) v: (2 - w) v0 + i v1 */
+    float rr = (2 - w[j]) * v0r - v1i, ri = (2 - w[j]) * v0i + v1r;
+    TT_CHECK(hypotf(rr, ri) < 1e-6f);
+  }
+  lc_free(&r);
+}
+static void test_complex_eigh(void) {
+  if (lc_new) check_complex_eigh(lc_new);
+  if (!tt__cur_failed && lc_old) check_complex_eigh(lc_old);
+}
+
 static void check_eig(tt_pjrt_t* p) {
   /* a batch of two real 3x3 matrices, row-major:
    *  [[1, 2, 0], [-1, 1, 0], [0, 0, 2]]: 1 + i sqrt 2, its conjugate (a 2x2
@@ -255,6 +284,7 @@ int main(void) {
   TT_RUN(test_ormqr_householder);
   TT_RUN(test_complex_qr);
   TT_RUN(test_eigh);
+  TT_RUN(test_complex_eigh);
   TT_RUN(test_eig);
   TT_RUN(test_svd);
   TT_RUN(test_lstsq);

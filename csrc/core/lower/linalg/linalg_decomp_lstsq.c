@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "linalg_decomp.h"
+#include "../elementwise/lower_elementwise.h"
+#include "linalg_util.h"
 
 /* Broadcasts the batch dims of x (batch..., r, c) to those of `to`. */
 static tt_val_t batch_to(tt_shlo_fn_t* f, tt_val_t x, const tt_type_t* to) {
@@ -74,7 +76,7 @@ tt_status_t tt__ld_lower_lstsq(tt_lctx_t* c) {
     tt__ld_svd(f, a, false, &u, &s, &vh);
     /* rcond: given, else eps * max(m, n) (PyTorch's default); LAPACK
      * treats a negative rcond as eps */
-    double eps = cdt == TT_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+    double eps = tt_dtype_real_part(cdt) == TT_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
     double rc = c->args[2].kind == TT_ARG_FLOAT ? c->args[2].f : eps * (double)(m > n ? m : n);
     if (rc < 0) rc = eps;
     tt_type_t svt = tt__ld_type(f, s);
@@ -88,18 +90,21 @@ tt_status_t tt__ld_lower_lstsq(tt_lctx_t* c) {
     /* gels assumes full rank: no singular value is dropped */
     tt_val_t sinv = tt_l_binary(f, "stablehlo.divide", tt_shlo_const(f, &svt, 1.0), s);
     if (!gels) sinv = tt_l_select(f, keep, sinv, tt_shlo_const(f, &svt, 0.0));
-    /* x = V diag(sinv) U^T b */
-    tt_val_t utb = tt__ld_matmul(f, u, b, true, false); /* (batch..., k, cols) */
+    /* x = V diag(sinv) U^H b (U^T, V = Vh^T for real inputs) */
+    tt_val_t utb = tt__ld_matmul(f, tt__la_conj(f, u), b, true, false); /* (batch..., k, cols) */
     tt_type_t ut = tt__ld_type(f, utb);
     for (int i = 0; i < r - 1; i++) bd[i] = i;
+    sinv = tt_l_convert(f, sinv, cdt);
     utb = tt_l_binary(f, "stablehlo.multiply", utb, tt_lt_bcast_in_dim(f, sinv, r, ut.dims, bd));
-    x = tt__ld_matmul(f, vh, utb, true, false);
+    x = tt__ld_matmul(f, tt__la_conj(f, vh), utb, true, false);
   }
   TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, x));
   /* residuals */
   if (tt_type_numel(&c->out_types[1]) > 0) {
     tt_val_t res = tt_l_binary(f, "stablehlo.subtract", tt__ld_matmul(f, a, x, false, false), b);
-    res = tt_lt_sum(f, tt_l_binary(f, "stablehlo.multiply", res, res), 1u << (r - 2));
+    res = tt_l_binary(f, "stablehlo.multiply", res, tt__la_conj(f, res)); /* |res|^2 */
+    if (tt_dtype_is_complex(cdt)) res = tt__cx_re(f, res);
+    res = tt_lt_sum(f, res, 1u << (r - 2));
     TT_RETURN_IF_ERROR(tt_l_set_out(c, 1, res));
     if (svd_driver && k > 0 && tt_type_numel(&st) > 0) { /* CPU's residuals need rank == n */
       tt_type_t it = tt__ld_type(f, rank);

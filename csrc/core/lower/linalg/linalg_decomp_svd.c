@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "linalg_decomp.h"
+#include "../elementwise/lower_elementwise.h"
 #include "../tt_lower_tables.h"
 
 /* Output i as an identity (square outputs) or zeros when it has elements. */
@@ -27,7 +28,8 @@ tt_status_t tt__ld_lower_eigh(tt_lctx_t* c) {
     return tt_status_make(TT_INVALID_ARGUMENT,
                           "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
   bool compute_v = c->args[2].i != 0;
-  tt_val_t a = tt_l_convert(f, c->args[0].val, tt_l_opmath(c->out_types[0].dtype));
+  /* in the vectors' dtype (complex for a Hermitian input; the values are real) */
+  tt_val_t a = tt_l_convert(f, c->args[0].val, tt_l_opmath(c->out_types[1].dtype));
   tt_type_t t = tt__ld_type(f, a);
   if (tt_type_numel(&t) == 0) {
     TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, tt_shlo_const(f, &c->out_types[0], 0.0)));
@@ -37,6 +39,14 @@ tt_status_t tt__ld_lower_eigh(tt_lctx_t* c) {
                       "linalg.eigh: The algorithm failed to converge because the input matrix "
                       "is ill-conditioned or has too many repeated eigenvalues (the input "
                       "contains non-finite values).");
+  if (tt_dtype_is_complex(t.dtype)) { /* LAPACK reads only the real part of the diagonal */
+    tt_type_t rt = t;
+    rt.dtype = tt_dtype_real_part(t.dtype);
+    tt_val_t off = tt_l_binary(f, "stablehlo.subtract", tt_shlo_const(f, &rt, 1.0),
+                               tt__ld_eye(f, &rt, rt.dtype, t.dims[t.rank - 2], t.dims[t.rank - 1]));
+    tt_val_t im = tt_l_binary(f, "stablehlo.multiply", tt__cx_im(f, a), off);
+    a = tt__cx_make(f, tt__cx_re(f, a), im);
+  }
   tt_val_t vals, vecs;
   tt__ld_eigh(f, a, lower, &vals, &vecs);
   TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, vals));
@@ -49,7 +59,8 @@ tt_status_t tt__ld_lower_eigh(tt_lctx_t* c) {
 tt_status_t tt__ld_lower_svd(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   bool full = c->args[1].i != 0, uv = c->args[2].i != 0;
-  tt_val_t a = tt_l_convert(f, c->args[0].val, tt_l_opmath(c->out_types[1].dtype));
+  /* in U's dtype (complex for a complex input; S is real) */
+  tt_val_t a = tt_l_convert(f, c->args[0].val, tt_l_opmath(c->out_types[0].dtype));
   tt_type_t t = tt__ld_type(f, a);
   if (tt_type_numel(&t) == 0) {
     /* k == 0: no singular values; full factors are identities */
