@@ -100,9 +100,10 @@ void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p) {
 
 #define TT_CACHE_DEFAULT_MAX 4096
 /* Memory maps one compiled program holds on the CPU plugin: 3 per JIT-compiled
- * module, and a program of several fused kernels has several modules (the
- * Fused suite held 16K executable maps for 4096 programs, ~48K maps in all,
- * and died at vm.max_map_count = 65530); with the process's other maps. */
+ * module, and a program of several fused kernels has several modules: ~3 for
+ * an add, ~90 for an eigendecomposition, ~180 for an SVD. The number of
+ * programs is bounded as if each took 32; the maps themselves are bounded by
+ * counting them (tt__cache_make_room, maps.c). */
 #define TT_MAPS_PER_PROGRAM 32
 
 size_t tt__cache_limit(void) {
