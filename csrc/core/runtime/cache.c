@@ -110,12 +110,7 @@ size_t tt__cache_limit(void) {
   int64_t env = tt_env_int(TT_ENV_CACHE_MAX_PROGRAMS, 0);
   if (env > 0) return (size_t)env;
   size_t lim = TT_CACHE_DEFAULT_MAX;
-  FILE* f = fopen("/proc/sys/vm/max_map_count", "r");
-  long long maps = 0;
-  if (f) {
-    if (fscanf(f, "%lld", &maps) != 1) maps = 0;
-    fclose(f);
-  }
+  long maps = tt__max_map_count();
   if (maps > 0 && (size_t)(maps / TT_MAPS_PER_PROGRAM) < lim) lim = (size_t)(maps / TT_MAPS_PER_PROGRAM);
   return lim < 64 ? 64 : lim;
 }

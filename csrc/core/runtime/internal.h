@@ -247,9 +247,13 @@ size_t tt__cache_limit(void);
  * else half of vm.max_map_count (maps.c). */
 long tt__maps_count(void);
 long tt__maps_budget(void);
-/* Makes room for one more entry (rt->mu held): beyond c->max_count, waits for
- * the work in flight, then drops the least recently used quarter of the
- * entries. Entry pointers are invalid afterwards. */
+/* The kernel's vm.max_map_count (read once), 0 where /proc does not say. */
+long tt__max_map_count(void);
+/* Makes room for one more entry (rt->mu held): beyond c->max_count, and
+ * whenever the process's maps pass tt__maps_budget (counted every few new
+ * entries), waits for the work in flight, then drops the least recently used
+ * quarter of the entries (quarters until the maps are back under 3/4 of the
+ * bound). Entry pointers are invalid afterwards. */
 void tt__cache_make_room(tt_runtime_t* rt);
 /* Drops every in-memory program (after awaiting what may still run one). */
 void tt__cache_drop_all(tt_runtime_t* rt);

@@ -26,15 +26,24 @@ long tt__maps_count(void) {
   return r < 0 ? -1 : n;
 }
 
+long tt__max_map_count(void) {
+  static _Atomic long cached = -1; /* read once: a sysctl the process does not change */
+  long v = cached;
+  if (v >= 0) return v;
+  v = 0;
+  FILE* f = fopen("/proc/sys/vm/max_map_count", "r");
+  if (f) {
+    if (fscanf(f, "%ld", &v) != 1 || v < 0) v = 0;
+    fclose(f);
+  }
+  cached = v;
+  return v;
+}
+
 long tt__maps_budget(void) {
   int64_t env = tt_env_int(TT_ENV_CACHE_MAX_MAPS, 0);
   if (env > 0) return (long)env;
-  long lim = 65530; /* the kernel's default, where /proc does not say */
-  FILE* f = fopen("/proc/sys/vm/max_map_count", "r");
-  if (f) {
-    long v = 0;
-    if (fscanf(f, "%ld", &v) == 1 && v > 0) lim = v;
-    fclose(f);
-  }
-  return lim / 2; /* the other half: libraries, allocator arenas, stacks, data */
+  long lim = tt__max_map_count();
+  if (lim <= 0) lim = 65530; /* the kernel's default, where /proc does not say */
+  return lim / 2;            /* the other half: libraries, allocator arenas, stacks, data */
 }
