@@ -168,7 +168,7 @@ def test_complex32_is_refused():
 def test_unsupported_ops_raise():
     t = cmake((3, 4)).to(dev)
     with pytest.raises(NotImplementedError, match="complex"):
-        torch.logcumsumexp(t, 0)  # not on the allow-list (core/runtime/complex_gate.c)
+        torch.linalg.ldl_factor(t[:, :3] + t[:, :3].mH).LD.cpu()  # not on the allow-list (complex_gate.c)
     with pytest.raises(RuntimeError):
         t < t  # noqa: B015 (complex values are not ordered; CPU raises too)
 
@@ -535,10 +535,35 @@ def test_logaddexp(dtype):
 
 
 @pytest.mark.parametrize("dtype", _CDTYPES)
-def test_logcumsumexp_refused(dtype):
-    # a parallel scan's imaginary parts can differ from CPU's sequential ones by 2 pi k
-    with pytest.raises(NotImplementedError, match="complex"):
-        torch.logcumsumexp(cmake((4, 6), dtype).to(dev), 1).cpu()
+def test_logcumsumexp(dtype):
+    """CPU's steps in order (scan.c): the imaginary parts are never brought back to
+    (-pi, pi], so long runs with large imaginary parts must agree exactly in their
+    multiples of 2 pi; every dim, non-contiguous input, edge values, empty dims."""
+    x = cmake((4, 5, 3), dtype)
+    for dim in (0, 1, 2, -1):
+        check(lambda t: torch.logcumsumexp(t, dim), x)
+    check(lambda t: torch.logcumsumexp(t.transpose(0, 2), 1), x)
+    check(lambda t: torch.logcumsumexp(t * 1j * 7, 0), cmake((300, 2), dtype, seed=3))  # |imag| runs far past pi
+    check(lambda t: torch.logcumsumexp(t * 30, 1), x)                                   # large magnitudes
+    e = _edges(dtype)
+    check(lambda t: torch.logcumsumexp(t, 1), e)
+    check(lambda t: torch.logcumsumexp(t, 0), e)
+    check(lambda t: torch.logcumsumexp(t, 0), torch.empty(0, 3, dtype=dtype))
+    check(lambda t: torch.logcumsumexp(t, 0), torch.tensor(1 - 2j, dtype=dtype))
+    out = torch.empty(4, 5, 3, dtype=dtype, device=dev)
+    torch.logcumsumexp(x.to(dev), 1, out=out)
+    torch.testing.assert_close(out.cpu(), torch.logcumsumexp(x, 1))
+
+
+@pytest.mark.parametrize("dtype", _CDTYPES)
+def test_logcumsumexp_grad(dtype):
+    x = cmake((5, 4), dtype)
+    xc, xd = x.clone().requires_grad_(True), x.to(dev).requires_grad_(True)
+    w = cmake((5, 4), dtype, seed=7)
+    (torch.logcumsumexp(xc, 0) * w).real.sum().backward()
+    (torch.logcumsumexp(xd, 0) * w.to(dev)).real.sum().backward()
+    assert xd.grad is not None
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
 
 
 @pytest.mark.parametrize("dtype", _CDTYPES)

@@ -74,10 +74,10 @@ static const char* const k_complex_ops[] = {
     /* linalg_exp.c: Taylor / scaling and squaring on the 1-norm of |z| */
     "aten::linalg_matrix_exp", "aten::matrix_exp",
     /* logsumexp (reduce.c: max of the real parts), logaddexp (binary.c) with CPU's
-     * complex step (complex_math.c), sinc (special_misc.c), linspace (create.c), renorm
-     * (index_more_misc.c: norms of |x|). Not logcumsumexp: CPU folds the steps in order and
-     * never reduces the imaginary part to (-pi, pi], so a parallel scan's differs by 2 pi k */
-    "aten::logsumexp", "aten::logaddexp",
+     * complex step (complex_math.c), logcumsumexp (scan.c: CPU's steps in order, in
+     * complex128), sinc (special_misc.c), linspace (create.c), renorm (index_more_misc.c:
+     * norms of |x|) */
+    "aten::logsumexp", "aten::logaddexp", "aten::_logcumsumexp",
     "aten::special_sinc", "aten::sinc", "aten::sinc_", "aten::linspace", "aten::renorm", "aten::renorm_",
     /* complex results of real input (linalg/linalg_eig.c; refuses complex input itself) */
     "aten::linalg_eig", "aten::_linalg_eigvals", "aten::linalg_eigvals",

@@ -3,10 +3,15 @@
  * Scans are log-step (Hillis-Steele) combinations of shifted copies, so the
  * combining rule must be associative: cummax picks the NaN-first, then
  * largest, then latest element (CPU's `x >= running max` keeps the last
- * index of equal maxima); logcumsumexp accumulates in double as CPU does. */
+ * index of equal maxima); logcumsumexp accumulates in double as CPU does.
+ * Complex logcumsumexp is a sequential loop instead: CPU folds the steps in
+ * order and never brings the imaginary part back to (-pi, pi], so a tree of
+ * combinations would differ from it by multiples of 2 pi. */
 #include <math.h>
 #include <string.h>
 
+#include "../elementwise/lower_elementwise.h"
+#include "../lower_loop.h"
 #include "../shape/shape_util.h"
 #include "../tt_lower_tables.h"
 
@@ -67,15 +72,60 @@ static tt_val_t log_add_exp(tt_shlo_fn_t* f, tt_val_t x, tt_val_t y) {
   return tt_l_select(f, inf_same, x, r);
 }
 
+/* Row i of a (n, m) value, as (m). */
+static tt_val_t row_at(tt_shlo_fn_t* f, tt_val_t v, tt_val_t i) {
+  tt_type_t t = tt__sh_type(f, v), rt = t;
+  rt.dims[0] = 1;
+  tt_val_t ops[3] = {v, i, tt_lt_const0(f, TT_I64, 0)};
+  tt_val_t r = tt_shlo_opf(f, "stablehlo.dynamic_slice", ops, 3, &rt, "slice_sizes = array<i64: 1, %lld>",
+                           (long long)t.dims[1]);
+  return tt_l_reshape(f, r, 1, &t.dims[1]);
+}
+
+/* One step of complex logcumsumexp: vals = {running value (m), results (n, m),
+ * input (n, m)}, all complex128; CPU's step is log_add_exp(x_i, running). */
+static void cx_lcse_step(tt_shlo_fn_t* f, tt_val_t i, tt_val_t* vals, void* ud) {
+  (void)ud;
+  tt_val_t acc = tt__cx_logaddexp(f, row_at(f, vals[2], i), vals[0]);
+  tt_type_t ot = tt__sh_type(f, vals[1]);
+  int64_t d[2] = {1, ot.dims[1]};
+  tt_val_t ops[4] = {vals[1], tt_l_reshape(f, acc, 2, d), i, tt_lt_const0(f, TT_I64, 0)};
+  vals[0] = acc;
+  vals[1] = tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 4, &ot, NULL);
+}
+
+/* Complex _logcumsumexp along dim: in complex128 (CPU's accumulator), one
+ * element of the dim after the other from -inf + 0i. */
+static tt_val_t cx_logcumsumexp(tt_shlo_fn_t* f, tt_val_t v, int dim) {
+  tt_type_t t = tt__sh_type(f, v);
+  int64_t perm[TT_MAX_RANK], inv[TT_MAX_RANK], pd[TT_MAX_RANK], n = t.dims[dim];
+  perm[0] = dim;
+  for (int k = 0, j = 1; k < t.rank; k++)
+    if (k != dim) perm[j++] = k;
+  for (int k = 0; k < t.rank; k++) {
+    inv[perm[k]] = k;
+    pd[k] = t.dims[perm[k]];
+  }
+  int64_t nm[2] = {n, tt_type_numel(&t) / n};
+  tt_val_t x = tt_l_reshape(f, tt_l_convert(f, tt_l_transpose(f, v, perm), TT_C128), 2, nm);
+  tt_val_t vals[3] = {tt__cx_make(f, tt_l_full(f, TT_F64, 1, &nm[1], -INFINITY), tt_l_full(f, TT_F64, 1, &nm[1], 0.0)),
+                      tt_l_full(f, TT_C128, 2, nm, 0.0), x};
+  tt_l_fori(f, n, vals, 3, cx_lcse_step, NULL);
+  tt_val_t r = tt_l_reshape(f, tt_l_convert(f, vals[1], t.dtype), t.rank, pd);
+  return tt_l_transpose(f, r, inv);
+}
+
 /* _logcumsumexp(self, dim) */
 static tt_status_t lower_logcumsumexp(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_val_t v = c->args[0].val;
   tt_type_t t = tt__sh_type(f, v);
-  if (!tt_dtype_is_float(t.dtype))
+  bool cx = tt_dtype_is_complex(t.dtype);
+  if (!tt_dtype_is_float(t.dtype) && !cx)
     return tt_status_make(TT_INVALID_ARGUMENT, "logcumsumexp: expected a floating point tensor, got %s", tt_dtype_name(t.dtype));
   if (t.rank == 0 || tt_type_numel(&t) == 0) return tt_l_set_out(c, 0, v);
   int dim = (int)tt_l_wrap_dim(c->args[1].i, t.rank);
+  if (cx) return tt_l_set_out(c, 0, cx_logcumsumexp(f, v, dim));
   v = tt_l_convert(f, v, TT_F64);
   tt_val_t ninf = tt_lt_const0(f, TT_F64, -INFINITY);
   for (int64_t k = 1; k < t.dims[dim]; k *= 2) v = log_add_exp(f, shift(f, v, dim, k, ninf), v);
