@@ -1,6 +1,7 @@
 """Complex64 / complex128 linear algebra (csrc/core/lower/linalg/linalg.c,
-linalg_lu.c) against CPU: triangular solves, the Cholesky family, the LU
-family, det / slogdet, inv, solve, and their gradients for a few ops."""
+linalg_lu.c, linalg_ldl.c) against CPU: triangular solves, the Cholesky
+family, the LU family, det / slogdet, inv, solve, their gradients for a few
+ops, and LDL (complex symmetric and Hermitian)."""
 import pytest
 import torch
 
@@ -413,3 +414,54 @@ def test_qr_grads(dt):
     for left, transpose in [(True, False), (True, True)]:
         complex_grad_check(lambda x, y, z: torch.ormqr(x, y, z, left, transpose), a, tau, c, **t)
     complex_grad_check(lambda x, y, z: torch.ormqr(x, y, z, False, True), a, tau, c.mT.contiguous(), **t)
+
+
+# ---- LDL (linalg_ldl.c: zsytf2 / zsytrs, zhetf2 / zhetrs) -------------------------------------
+
+def _ldl_input(batch, n, dt, herm, seed, small_diag):
+    a = cmake((*batch, n, n), dt, seed)
+    a = a + (a.mH if herm else a.mT)
+    if small_diag:  # Bunch-Kaufman then takes 2x2 pivots
+        a.diagonal(dim1=-2, dim2=-1).mul_(0.01)
+    if herm:  # the diagonal's imaginary part is ignored (LAPACK's zhetrf)
+        a = a + 0.25j * torch.eye(n, dtype=dt)
+    return a
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("herm", [False, True], ids=["symmetric", "hermitian"])
+@pytest.mark.parametrize("seed", range(4))
+def test_ldl_random(dt, herm, seed):
+    """Random complex symmetric / Hermitian matrices (some with small diagonals:
+    2x2 pivots): LD to rounding, pivots and info exactly, and the solve with
+    CPU's factors and with ours."""
+    batch, n = [((), 5), ((3,), 4), ((), 1), ((2,), 7)][seed]
+    a = _ldl_input(batch, n, dt, herm, seed, small_diag=seed % 2 == 1)
+    ld, piv, info = torch.linalg.ldl_factor_ex(a, hermitian=herm)
+    ld_d, piv_d, info_d = to_cpu(torch.linalg.ldl_factor_ex(to_dev(a), hermitian=herm))
+    assert torch.equal(piv_d, piv) and torch.equal(info_d, info)
+    torch.testing.assert_close(ld_d, ld, **tol(dt, 10))
+    b = cmake((*batch, n, 3), dt, seed + 9)
+    want = torch.linalg.ldl_solve(ld, piv, b, hermitian=herm)
+    for f in (ld, ld_d):
+        got = to_cpu(torch.linalg.ldl_solve(to_dev(f), to_dev(piv), to_dev(b), hermitian=herm))
+        torch.testing.assert_close(got, want, **tol(dt, 100))
+    if seed % 2 == 1:
+        assert (piv < 0).any(), "the case meant to take 2x2 pivots took none"
+
+
+@pytest.mark.parametrize("dt", CDTYPES)
+@pytest.mark.parametrize("herm", [False, True], ids=["symmetric", "hermitian"])
+def test_ldl_singular_and_empty(dt, herm):
+    a = _ldl_input((2,), 4, dt, herm, seed=3, small_diag=False)
+    a[1] = 0
+    a[1, 0, 0] = 2
+    ld, piv, info = torch.linalg.ldl_factor_ex(a, hermitian=herm)
+    got = to_cpu(torch.linalg.ldl_factor_ex(to_dev(a), hermitian=herm))
+    assert info[1] > 0 and torch.equal(got[2], info) and torch.equal(got[1], piv)
+    torch.testing.assert_close(got[0], ld, **tol(dt))
+    for x in (a, to_dev(a)):  # CPU's own check raises for a singular D (an internal assert in torch 2.13)
+        with pytest.raises(RuntimeError, match="ldl_factor"):
+            torch.linalg.ldl_factor(x, hermitian=herm)[0].cpu()
+    e = torch.empty(0, 3, 3, dtype=dt)
+    check(lambda x: torch.linalg.ldl_factor_ex(x, hermitian=herm), e)

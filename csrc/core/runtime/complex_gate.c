@@ -88,6 +88,8 @@ static const char* const k_complex_ops[] = {
      * takes Hermitian input; SVD from the Hermitian [[0, A], [A^H, 0]], phases kept by a QR
      * with a real diagonal; lstsq through it with conjugate transposes) */
     "aten::_linalg_eigh", "aten::_linalg_svd", "aten::linalg_lstsq",
+    /* LDL (linalg/linalg_ldl.c: zsytf2 / zsytrs, or zhetf2 / zhetrs when hermitian) */
+    "aten::linalg_ldl_factor_ex", "aten::linalg_ldl_solve",
 };
 
 /* Ops right on complex values only when every tensor is complex. */

@@ -176,9 +176,34 @@ static void check_ldl(tt_pjrt_t* p) {
   WANT_F32(r, 0, 4, 1e-6, 1, 1, 7, 3);
   lc_free(&r);
 }
+/* Hermitian LDL^H (zhetf2) of A = [[2, 1-i], [1+i, 3]]: the 5i on the
+ * diagonal and the upper triangle (9+9i) are never read; |a_00| = 2 >=
+ * alpha cabs1(1+i) keeps a 1x1 pivot, l = (1+i) / 2, d_1 = 3 - |1+i|^2 / 2 = 2.
+ * A [1, i]^T = [3+i, 1+4i]. */
+static void check_complex_ldl(tt_pjrt_t* p) {
+  lc_result_t r;
+  const float a[8] = {2, 5, 9, 9, 1, 1, 3, 0};
+  th_arg_t c[] = {lc_tensor(TY(TT_C64, 2, 2), a), BOOL(1), BOOL(0)};
+  tt_type_t ot[3] = {TY(TT_C64, 2, 2), TY(TT_I32, 2), TY0(TT_I32)};
+  TT_CHECK(lc_run(p, "aten::linalg_ldl_factor_ex", c, NARGS(c), ot, 3, &r));
+  WANT_F32(r, 0, 8, 1e-6, 2, 0, 0, 0, 0.5f, 0.5f, 2, 0);
+  WANT_I32(r, 1, 2, 1, 2);
+  WANT_I32(r, 2, 1, 0);
+  lc_free(&r);
+  const float ld[8] = {2, 0, 0, 0, 0.5f, 0.5f, 2, 0}, b[4] = {3, 1, 1, 4};
+  const int32_t piv[2] = {1, 2};
+  th_arg_t s[] = {lc_tensor(TY(TT_C64, 2, 2), ld), lc_tensor(TY(TT_I32, 2), piv), lc_tensor(TY(TT_C64, 2, 1), b),
+                  BOOL(1)};
+  tt_type_t st = TY(TT_C64, 2, 1);
+  TT_CHECK(lc_run(p, "aten::linalg_ldl_solve", s, NARGS(s), &st, 1, &r));
+  WANT_F32(r, 0, 4, 1e-6, 1, 0, 0, 1);
+  lc_free(&r);
+}
+
 static void test_ldl(void) {
   if (lc_new) check_ldl(lc_new);
   if (!tt__cur_failed && lc_old) check_ldl(lc_old);
+  if (!tt__cur_failed && lc_new) check_complex_ldl(lc_new);
 }
 
 /* Complex64 (read as interleaved (re, im) f32 pairs). A = L L^H with

@@ -1,12 +1,19 @@
 /* LDL^T with Bunch-Kaufman pivoting as LAPACK's sytf2 (lower triangle), and
  * the matching solve (sytrs): linalg_ldl_factor_ex and linalg_ldl_solve.
+ * Complex matrices follow zsytf2 / zsytrs (complex symmetric: hermitian=False)
+ * or zhetf2 / zhetrs (hermitian=True: L D L^H, D real on its diagonal, the
+ * input diagonal's imaginary part ignored, conjugates where LAPACK takes
+ * them); pivots compare |re| + |im| (LAPACK's CABS1), a Hermitian diagonal
+ * by |re|.
  *
  * Each batch element advances by a 1x1 or a 2x2 pivot, so the column k is
  * a per-batch value: the loops run n steps and every access to row/column
  * k goes through masks (picks are sums whose zero is -0.0, so bit-exact).
  * Interchanges are symmetric permutations of the trailing block only, as in
  * LAPACK (earlier columns of L are not permuted: the factor is in LAPACK's
- * product form, which is what the pivots describe). CPU's sytrf switches to
+ * product form, which is what the pivots describe); a Hermitian matrix is
+ * permuted whole (its upper triangle the conjugate of the lower), which
+ * conjugates the entries LAPACK's zhetf2 conjugates. CPU's sytrf switches to
  * the blocked lasyf for large n (LAPACK's block size, 64 in the reference),
  * so for such sizes results agree to rounding only. */
 #include <math.h>
@@ -58,10 +65,9 @@ static tt_val_t along(tt_shlo_fn_t* f, const mats_t* m, tt_val_t v, bool rows) {
 }
 /* Sum over `dims` (mask) of v where sel, else -0.0 / 0. */
 static tt_val_t pick(tt_shlo_fn_t* f, tt_val_t v, tt_val_t sel, uint32_t dims) {
-  tt_type_t t = tt__sh_type(f, v);
-  double z = tt_dtype_is_float(t.dtype) ? -0.0 : 0.0;
-  return tt_lt_reduce(f, tt_l_select(f, sel, v, tt_shlo_const(f, &t, z)), dims, "stablehlo.add",
-                      tt_lt_const0(f, t.dtype, z));
+  tt_type_t t = tt__sh_type(f, v), t0 = t;
+  t0.rank = 0;
+  return tt_lt_reduce(f, tt_l_select(f, sel, v, tt__la_neg0(f, &t)), dims, "stablehlo.add", tt__la_neg0(f, &t0));
 }
 /* Column j (per batch) of a matrix shaped like m->at: (batch..., n). */
 static tt_val_t column(tt_shlo_fn_t* f, const mats_t* m, tt_val_t a, tt_val_t j) {
@@ -87,14 +93,41 @@ static tt_val_t k64(tt_shlo_fn_t* f, const tt_type_t* t, double v) {
   return tt_shlo_const(f, &i, v);
 }
 
-/* One pivot step of sytf2. vals: a, ipiv (batch..., n) i32, info (batch...)
- * i32, k (batch...) i64. */
+/* What the loops' steps know beyond the types. */
+typedef struct ldl_ctx {
+  tt_type_t at; /* the factor's type (batch..., n, n) */
+  bool cx;      /* complex entries */
+  bool herm;    /* complex and Hermitian (zhetf2 / zhetrs) */
+} ldl_ctx_t;
+
+static tt_type_t real_type(const tt_type_t* t) {
+  tt_type_t r = *t;
+  if (tt_dtype_is_complex(r.dtype)) r.dtype = tt_dtype_real_part(r.dtype);
+  return r;
+}
+static tt_val_t re_part(tt_shlo_fn_t* f, tt_val_t v) { return tt__la_is_complex(f, v) ? tt__cx_re(f, v) : v; }
+/* LAPACK's pivot magnitude: |v|, or |re v| + |im v| (CABS1) for complex v. */
+static tt_val_t mag(tt_shlo_fn_t* f, tt_val_t v) {
+  if (!tt__la_is_complex(f, v)) return absv(f, v);
+  return tt_l_binary(f, "stablehlo.add", absv(f, tt__cx_re(f, v)), absv(f, tt__cx_im(f, v)));
+}
+/* A real value in the (complex) dtype of `like`'s type t. */
+static tt_val_t as_type(tt_shlo_fn_t* f, tt_val_t v, const tt_type_t* t) { return tt_l_convert(f, v, t->dtype); }
+/* a with the imaginary part of its diagonal dropped (zhetf2's DBLE(A(K,K))). */
+static tt_val_t real_diag(tt_shlo_fn_t* f, const mats_t* m, tt_val_t a) {
+  return tt_l_select(f, cmp(f, "EQ", m->ri, m->ci), as_type(f, re_part(f, a), &m->at), a);
+}
+
+/* One pivot step of sytf2 / hetf2. vals: a, ipiv (batch..., n) i32, info
+ * (batch...) i32, k (batch...) i64. */
 static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
+  const ldl_ctx_t* x = ctx;
   mats_t m;
-  mats_init(f, &m, ctx);
+  mats_init(f, &m, &x->at);
   tt_val_t a = vals[0], k = vals[3];
   const tt_type_t* at = &m.at;
   tt_type_t bt = m.bt, vt = m.vt;
+  tt_type_t rbt = real_type(&bt), rvt = real_type(&vt), rat = real_type(at);
   uint32_t both = (1u << (m.r - 2)) | (1u << (m.r - 1));
   tt_val_t act = cmp(f, "LT", k, k64(f, &bt, (double)m.n));
   tt_val_t kc = tt_l_select(f, act, k, k64(f, &bt, (double)(m.n - 1)));
@@ -103,23 +136,25 @@ static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   tt_type_t vi = vt;
   vi.dtype = TT_I64;
   tt_val_t kv = bb(f, &m, kc, &vi);
-  /* pivot choice */
+  /* pivot choice (a Hermitian diagonal entry counts by |re|) */
   tt_val_t colk = column(f, &m, a, kc);
-  tt_val_t absakk = absv(f, entry(f, &m, colk, kc));
-  tt_val_t cand = tt_l_select(f, cmp(f, "GT", rows, kv), absv(f, colk), tt_shlo_const(f, &vt, -1.0));
+  tt_val_t akk0 = entry(f, &m, colk, kc);
+  tt_val_t absakk = x->herm ? absv(f, re_part(f, akk0)) : mag(f, akk0);
+  tt_val_t cand = tt_l_select(f, cmp(f, "GT", rows, kv), mag(f, colk), tt_shlo_const(f, &rvt, -1.0));
   tt_val_t cmax, imax;
   tt_lt_arg_extreme(f, cand, vt.rank - 1, true, &cmax, &imax);
-  tt_val_t zb = tt_shlo_const(f, &bt, 0.0);
+  tt_val_t zb = tt_shlo_const(f, &rbt, 0.0);
   tt_val_t colmax = tt_l_select(f, cmp(f, "GT", cmax, zb), cmax, zb);
   tt_val_t zero_piv = or2(f, and2(f, cmp(f, "EQ", absakk, zb), cmp(f, "EQ", colmax, zb)),
                           cmp(f, "NE", absakk, absakk));
   tt_val_t ir = bb(f, &m, imax, at);
   tt_val_t m1 = and2(f, and2(f, cmp(f, "EQ", m.ri, ir), cmp(f, "GE", m.ci, kr)), cmp(f, "LT", m.ci, ir));
   tt_val_t m2 = and2(f, cmp(f, "EQ", m.ci, ir), cmp(f, "GT", m.ri, ir));
-  tt_val_t rowmax = tt_lt_reduce(f, tt_l_select(f, or2(f, m1, m2), absv(f, a), tt_shlo_const(f, at, 0.0)),
-                                 both, "stablehlo.maximum", tt_lt_const0(f, at->dtype, 0.0));
-  tt_val_t aii = absv(f, pick(f, a, and2(f, cmp(f, "EQ", m.ri, ir), cmp(f, "EQ", m.ci, ir)), both));
-  tt_val_t alpha = tt_shlo_const(f, &bt, (1.0 + sqrt(17.0)) / 8.0);
+  tt_val_t rowmax = tt_lt_reduce(f, tt_l_select(f, or2(f, m1, m2), mag(f, a), tt_shlo_const(f, &rat, 0.0)),
+                                 both, "stablehlo.maximum", tt_lt_const0(f, rat.dtype, 0.0));
+  tt_val_t aii0 = pick(f, a, and2(f, cmp(f, "EQ", m.ri, ir), cmp(f, "EQ", m.ci, ir)), both);
+  tt_val_t aii = x->herm ? absv(f, re_part(f, aii0)) : mag(f, aii0);
+  tt_val_t alpha = tt_shlo_const(f, &rbt, (1.0 + sqrt(17.0)) / 8.0);
   tt_val_t ac = mul(f, alpha, colmax);
   tt_val_t keep = or2(f, cmp(f, "GE", absakk, ac), cmp(f, "GE", absakk, mul(f, ac, div2(f, colmax, rowmax))));
   tt_val_t two = and2(f, not1(f, keep), not1(f, cmp(f, "GE", aii, mul(f, alpha, rowmax))));
@@ -129,32 +164,48 @@ static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   tt_val_t kk = tt_l_select(f, two, tt_l_binary(f, "stablehlo.add", kc, k64(f, &bt, 1.0)), kc);
   /* symmetric interchange of kk and kp in the trailing block */
   tt_val_t lower = cmp(f, "GE", m.ri, m.ci);
-  tt_val_t full = tt_l_select(f, lower, a, tt__la_mT(f, a));
+  tt_val_t full = tt_l_select(f, lower, a, x->herm ? tt__la_mH(f, a) : tt__la_mT(f, a));
   tt_val_t p = swap_perm(f, &m, kk, kp);
   tt_val_t pf = tt__la_mT(f, tt__la_take_rows(f, tt__la_mT(f, tt__la_take_rows(f, full, p)), p));
   tt_val_t actb = bb(f, &m, act, at);
   tt_val_t trail = and2(f, and2(f, cmp(f, "GE", m.ri, kr), cmp(f, "GE", m.ci, kr)), lower);
   a = tt_l_select(f, and2(f, and2(f, trail, actb), not1(f, bb(f, &m, zero_piv, at))), pf, a);
-  /* 1x1 update */
+  /* 1x1 update: A -= x d11 x^T (x^H), column k scaled by d11 (real for Hermitian) */
   colk = column(f, &m, a, kc);
   tt_val_t k1 = tt_l_select(f, cmp(f, "LT", kc, k64(f, &bt, (double)(m.n - 1))),
                             tt_l_binary(f, "stablehlo.add", kc, k64(f, &bt, 1.0)), kc);
   tt_val_t colk1 = column(f, &m, a, k1);
   tt_val_t akk = entry(f, &m, colk, kc);
-  tt_val_t d11 = div2(f, tt_shlo_const(f, &bt, 1.0), akk);
-  tt_val_t xi = along(f, &m, colk, true), xj = along(f, &m, colk, false);
+  tt_val_t d11 = x->herm ? as_type(f, div2(f, tt_shlo_const(f, &rbt, 1.0), re_part(f, akk)), &bt)
+                         : div2(f, tt_shlo_const(f, &bt, 1.0), akk);
+  tt_val_t xi = along(f, &m, colk, true), xj = along(f, &m, x->herm ? tt__la_conj(f, colk) : colk, false);
   tt_val_t upd1 = sub(f, a, mul(f, xi, mul(f, bb(f, &m, d11, at), xj)));
   tt_val_t sc1 = mul(f, xi, bb(f, &m, d11, at));
   /* 2x2 update */
   tt_val_t d21 = entry(f, &m, colk, k1), a22 = entry(f, &m, colk1, k1);
-  tt_val_t e11 = div2(f, a22, d21), e22 = div2(f, akk, d21);
-  tt_val_t t = div2(f, tt_shlo_const(f, &bt, 1.0), sub(f, mul(f, e11, e22), tt_shlo_const(f, &bt, 1.0)));
-  tt_val_t e21 = div2(f, t, d21);
-  tt_val_t e21v = bb(f, &m, e21, &vt), e11v = bb(f, &m, e11, &vt), e22v = bb(f, &m, e22, &vt);
-  tt_val_t wk = mul(f, e21v, sub(f, mul(f, e11v, colk), colk1));
-  tt_val_t wkp1 = mul(f, e21v, sub(f, mul(f, e22v, colk1), colk));
-  tt_val_t upd2 = sub(f, sub(f, a, mul(f, xi, along(f, &m, wk, false))),
-                      mul(f, along(f, &m, colk1, true), along(f, &m, wkp1, false)));
+  tt_val_t wk, wkp1, upd2;
+  if (x->herm) { /* zhetf2: d = |a21|, d11 = re a22 / d, d22 = re akk / d, d21 = a21 / d */
+    tt_val_t d = tt_l_hypot(f, tt__cx_re(f, d21), tt__cx_im(f, d21));
+    tt_val_t h11 = div2(f, re_part(f, a22), d), h22 = div2(f, re_part(f, akk), d);
+    tt_val_t tt = div2(f, tt_shlo_const(f, &rbt, 1.0), sub(f, mul(f, h11, h22), tt_shlo_const(f, &rbt, 1.0)));
+    tt_val_t h21 = div2(f, d21, as_type(f, d, &bt));
+    tt_val_t dd = bb(f, &m, as_type(f, div2(f, tt, d), &bt), &vt);
+    tt_val_t h11v = bb(f, &m, as_type(f, h11, &bt), &vt), h22v = bb(f, &m, as_type(f, h22, &bt), &vt);
+    tt_val_t h21v = bb(f, &m, h21, &vt);
+    wk = mul(f, dd, sub(f, mul(f, h11v, colk), mul(f, h21v, colk1)));
+    wkp1 = mul(f, dd, sub(f, mul(f, h22v, colk1), mul(f, tt__la_conj(f, h21v), colk)));
+    upd2 = sub(f, sub(f, a, mul(f, xi, along(f, &m, tt__la_conj(f, wk), false))),
+               mul(f, along(f, &m, colk1, true), along(f, &m, tt__la_conj(f, wkp1), false)));
+  } else {
+    tt_val_t e11 = div2(f, a22, d21), e22 = div2(f, akk, d21);
+    tt_val_t t = div2(f, tt_shlo_const(f, &bt, 1.0), sub(f, mul(f, e11, e22), tt_shlo_const(f, &bt, 1.0)));
+    tt_val_t e21 = div2(f, t, d21);
+    tt_val_t e21v = bb(f, &m, e21, &vt), e11v = bb(f, &m, e11, &vt), e22v = bb(f, &m, e22, &vt);
+    wk = mul(f, e21v, sub(f, mul(f, e11v, colk), colk1));
+    wkp1 = mul(f, e21v, sub(f, mul(f, e22v, colk1), colk));
+    upd2 = sub(f, sub(f, a, mul(f, xi, along(f, &m, wk, false))),
+               mul(f, along(f, &m, colk1, true), along(f, &m, wkp1, false)));
+  }
   tt_val_t go = and2(f, act, not1(f, zero_piv));
   tt_val_t do1 = bb(f, &m, and2(f, go, not1(f, two)), at), do2 = bb(f, &m, and2(f, go, two), at);
   tt_val_t kr2 = tt_l_binary(f, "stablehlo.add", kr, k64(f, at, 2.0));
@@ -167,7 +218,7 @@ static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   a = tt_l_select(f, and2(f, do2, r2), upd2, a);
   a = tt_l_select(f, and2(f, do2, and2(f, ck, below2)), along(f, &m, wk, true), a);
   a = tt_l_select(f, and2(f, do2, and2(f, ck1, below2)), along(f, &m, wkp1, true), a);
-  vals[0] = a;
+  vals[0] = x->herm ? real_diag(f, &m, a) : a; /* zher / zhetf2 keep the diagonal real */
   /* pivots: kp + 1, or -(kp + 1) at k and k + 1 for a 2x2 block */
   tt_type_t pt = tt__sh_type(f, vals[1]);
   tt_type_t b32 = bt;
@@ -190,8 +241,9 @@ static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
 /* linalg_ldl_factor_ex(self, *, hermitian, check_errors) -> (LD, pivots, info) */
 tt_status_t tt__la_lower_ldl_factor(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, tt_l_arg_dtype(c, 0)));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   tt_type_t at = tt__sh_type(f, c->args[0].val);
+  ldl_ctx_t x = {at, tt_dtype_is_complex(at.dtype), tt_dtype_is_complex(at.dtype) && c->args[1].i};
   if (tt__la_empty(&at)) return tt__la_zero_outs(c);
   int r = at.rank;
   tt_type_t pt = at, it = at;
@@ -201,9 +253,14 @@ tt_status_t tt__la_lower_ldl_factor(tt_lctx_t* c) {
   tt_type_t kt = it;
   kt.dtype = TT_I64;
   /* CPU factors tril(A): the strict upper triangle of LD is zero */
-  tt_val_t v[4] = {tt__la_tri(f, c->args[0].val, true, 0), tt_shlo_const(f, &pt, 0.0), tt_shlo_const(f, &it, 0.0),
-                   tt_shlo_const(f, &kt, 0.0)};
-  tt_l_fori(f, at.dims[r - 1], v, 4, ldl_step, &at);
+  tt_val_t a0 = tt__la_tri(f, c->args[0].val, true, 0);
+  if (x.herm) { /* zhetf2 reads only the real part of the diagonal */
+    mats_t m;
+    mats_init(f, &m, &at);
+    a0 = real_diag(f, &m, a0);
+  }
+  tt_val_t v[4] = {a0, tt_shlo_const(f, &pt, 0.0), tt_shlo_const(f, &it, 0.0), tt_shlo_const(f, &kt, 0.0)};
+  tt_l_fori(f, at.dims[r - 1], v, 4, ldl_step, &x);
   if (c->args[2].i)
     tt_shlo_add_check(f, tt__la_any_nonzero(f, v[2]), TT_FAILED_PRECONDITION,
                       "torch.linalg.ldl_factor_ex: the factorization could not be completed: D is singular "
@@ -216,6 +273,7 @@ tt_status_t tt__la_lower_ldl_factor(tt_lctx_t* c) {
 typedef struct solve_ctx {
   tt_type_t at; /* (batch..., n, n) */
   tt_type_t xt; /* (batch..., n, nrhs) */
+  bool herm;    /* complex Hermitian: zhetrs */
 } solve_ctx_t;
 
 /* Row j (per batch) of x (batch..., n, nrhs) -> (batch..., nrhs). */
@@ -267,16 +325,19 @@ static void fwd_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   /* 1x1: x[i] -= L[i,k] x[k] below k, then x[k] *= 1 / D[k] */
   tt_val_t akk = entry(f, &m, colk, kc);
   tt_val_t u1 = sub(f, x, mul(f, ck, xkr));
-  tt_type_t rt = tt__sh_type(f, xk);
-  tt_val_t inv = bb(f, &m, div2(f, tt_shlo_const(f, &bt, 1.0), akk), &rt);
-  tt_val_t sk1 = rows_of(f, &m, mul(f, xk, inv), &xt);
-  /* 2x2 */
+  tt_type_t rt = tt__sh_type(f, xk), rbt = real_type(&bt);
+  tt_val_t d11 = s->herm ? as_type(f, div2(f, tt_shlo_const(f, &rbt, 1.0), re_part(f, akk)), &bt)
+                         : div2(f, tt_shlo_const(f, &bt, 1.0), akk);
+  tt_val_t sk1 = rows_of(f, &m, mul(f, xk, bb(f, &m, d11, &rt)), &xt);
+  /* 2x2 (zhetrs divides the first row by conj(e), e = D[k+1, k]) */
   tt_val_t u2 = sub(f, sub(f, x, mul(f, ck, xkr)), mul(f, ck1, xk1r));
   tt_val_t akm1k = entry(f, &m, colk, k1);
-  tt_val_t akm1 = div2(f, akk, akm1k), ak = div2(f, entry(f, &m, colk1, k1), akm1k);
+  tt_val_t akm1kc = s->herm ? tt__la_conj(f, akm1k) : akm1k;
+  tt_val_t akm1 = div2(f, akk, akm1kc), ak = div2(f, entry(f, &m, colk1, k1), akm1k);
   tt_val_t den = sub(f, mul(f, akm1, ak), tt_shlo_const(f, &bt, 1.0));
   tt_val_t dv = tt__ew_opaque(f, bb(f, &m, akm1k, &rt)), denv = tt__ew_opaque(f, bb(f, &m, den, &rt));
-  tt_val_t bkm1 = div2(f, xk, dv), bk = div2(f, xk1, dv);
+  tt_val_t dvc = s->herm ? tt__ew_opaque(f, bb(f, &m, akm1kc, &rt)) : dv;
+  tt_val_t bkm1 = div2(f, xk, dvc), bk = div2(f, xk1, dv);
   tt_val_t akm1v = bb(f, &m, akm1, &rt), akv = bb(f, &m, ak, &rt);
   tt_val_t nk = div2(f, sub(f, mul(f, akv, bkm1), bk), denv), nk1 = div2(f, sub(f, mul(f, akm1v, bk), bkm1), denv);
   tt_val_t one = and2(f, act, not1(f, two)), dbl = and2(f, act, two);
@@ -312,8 +373,10 @@ static void bwd_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   tt_val_t below = cmp(f, "GT", xio, kx);
   tt_val_t zx = tt_shlo_const(f, &xt, 0.0);
   uint32_t rowdim = 1u << (xt.rank - 2);
-  tt_val_t sk = tt_lt_sum(f, tt_l_select(f, below, mul(f, cols_of(f, &m, column(f, &m, a, kc), &xt), x), zx), rowdim);
-  tt_val_t skm1 = tt_lt_sum(f, tt_l_select(f, below, mul(f, cols_of(f, &m, column(f, &m, a, km1), &xt), x), zx), rowdim);
+  tt_val_t lk = column(f, &m, a, kc), lkm1 = column(f, &m, a, km1); /* L^H for zhetrs */
+  if (s->herm) lk = tt__la_conj(f, lk), lkm1 = tt__la_conj(f, lkm1);
+  tt_val_t sk = tt_lt_sum(f, tt_l_select(f, below, mul(f, cols_of(f, &m, lk, &xt), x), zx), rowdim);
+  tt_val_t skm1 = tt_lt_sum(f, tt_l_select(f, below, mul(f, cols_of(f, &m, lkm1, &xt), x), zx), rowdim);
   tt_val_t nk = sub(f, row_of(f, &m, x, kc), sk), nkm1 = sub(f, row_of(f, &m, x, km1), skm1);
   tt_val_t ax = bb(f, &m, act, &xt);
   tt_val_t atk = cmp(f, "EQ", xio, kx), atkm1 = cmp(f, "EQ", xio, bb(f, &m, km1, &xt));
@@ -329,12 +392,13 @@ static void bwd_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
 /* linalg_ldl_solve(LD, pivots, B, *, hermitian) */
 tt_status_t tt__la_lower_ldl_solve(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
-  TT_RETURN_IF_ERROR(tt__la_check_float(c, tt_l_arg_dtype(c, 0)));
+  TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   const tt_type_t* ot = &c->out_types[0];
   if (tt__la_empty(ot)) return tt__la_zero_outs(c);
   int nb = ot->rank - 2;
   solve_ctx_t s;
   s.xt = *ot;
+  s.herm = tt_dtype_is_complex(ot->dtype) && c->args[3].i;
   tt_val_t ld = tt__la_batch_to(f, c->args[0].val, 2, nb, ot->dims);
   tt_val_t piv = tt__la_batch_to(f, c->args[1].val, 1, nb, ot->dims);
   tt_val_t x = tt__la_batch_to(f, c->args[2].val, 2, nb, ot->dims);
