@@ -96,7 +96,6 @@ static tt_val_t k64(tt_shlo_fn_t* f, const tt_type_t* t, double v) {
 /* What the loops' steps know beyond the types. */
 typedef struct ldl_ctx {
   tt_type_t at; /* the factor's type (batch..., n, n) */
-  bool cx;      /* complex entries */
   bool herm;    /* complex and Hermitian (zhetf2 / zhetrs) */
 } ldl_ctx_t;
 
@@ -111,7 +110,7 @@ static tt_val_t mag(tt_shlo_fn_t* f, tt_val_t v) {
   if (!tt__la_is_complex(f, v)) return absv(f, v);
   return tt_l_binary(f, "stablehlo.add", absv(f, tt__cx_re(f, v)), absv(f, tt__cx_im(f, v)));
 }
-/* A real value in the (complex) dtype of `like`'s type t. */
+/* A real value converted to t's dtype ((v, 0) for a complex t). */
 static tt_val_t as_type(tt_shlo_fn_t* f, tt_val_t v, const tt_type_t* t) { return tt_l_convert(f, v, t->dtype); }
 /* a with the imaginary part of its diagonal dropped (zhetf2's DBLE(A(K,K))). */
 static tt_val_t real_diag(tt_shlo_fn_t* f, const mats_t* m, tt_val_t a) {
@@ -243,7 +242,7 @@ tt_status_t tt__la_lower_ldl_factor(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   TT_RETURN_IF_ERROR(tt__la_check_field(c, tt_l_arg_dtype(c, 0)));
   tt_type_t at = tt__sh_type(f, c->args[0].val);
-  ldl_ctx_t x = {at, tt_dtype_is_complex(at.dtype), tt_dtype_is_complex(at.dtype) && c->args[1].i};
+  ldl_ctx_t x = {at, tt_dtype_is_complex(at.dtype) && c->args[1].i};
   if (tt__la_empty(&at)) return tt__la_zero_outs(c);
   int r = at.rank;
   tt_type_t pt = at, it = at;
