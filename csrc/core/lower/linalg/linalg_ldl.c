@@ -105,11 +105,6 @@ static tt_type_t real_type(const tt_type_t* t) {
   return r;
 }
 static tt_val_t re_part(tt_shlo_fn_t* f, tt_val_t v) { return tt__la_is_complex(f, v) ? tt__cx_re(f, v) : v; }
-/* LAPACK's pivot magnitude: |v|, or |re v| + |im v| (CABS1) for complex v. */
-static tt_val_t mag(tt_shlo_fn_t* f, tt_val_t v) {
-  if (!tt__la_is_complex(f, v)) return absv(f, v);
-  return tt_l_binary(f, "stablehlo.add", absv(f, tt__cx_re(f, v)), absv(f, tt__cx_im(f, v)));
-}
 /* A real value converted to t's dtype ((v, 0) for a complex t). */
 static tt_val_t as_type(tt_shlo_fn_t* f, tt_val_t v, const tt_type_t* t) { return tt_l_convert(f, v, t->dtype); }
 /* a with the imaginary part of its diagonal dropped (zhetf2's DBLE(A(K,K))). */
@@ -138,8 +133,8 @@ static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   /* pivot choice (a Hermitian diagonal entry counts by |re|) */
   tt_val_t colk = column(f, &m, a, kc);
   tt_val_t akk0 = entry(f, &m, colk, kc);
-  tt_val_t absakk = x->herm ? absv(f, re_part(f, akk0)) : mag(f, akk0);
-  tt_val_t cand = tt_l_select(f, cmp(f, "GT", rows, kv), mag(f, colk), tt_shlo_const(f, &rvt, -1.0));
+  tt_val_t absakk = x->herm ? absv(f, re_part(f, akk0)) : tt__la_cabs1(f, akk0);
+  tt_val_t cand = tt_l_select(f, cmp(f, "GT", rows, kv), tt__la_cabs1(f, colk), tt_shlo_const(f, &rvt, -1.0));
   tt_val_t cmax, imax;
   tt_lt_arg_extreme(f, cand, vt.rank - 1, true, &cmax, &imax);
   tt_val_t zb = tt_shlo_const(f, &rbt, 0.0);
@@ -149,10 +144,10 @@ static void ldl_step(tt_shlo_fn_t* f, tt_val_t it, tt_val_t* vals, void* ctx) {
   tt_val_t ir = bb(f, &m, imax, at);
   tt_val_t m1 = and2(f, and2(f, cmp(f, "EQ", m.ri, ir), cmp(f, "GE", m.ci, kr)), cmp(f, "LT", m.ci, ir));
   tt_val_t m2 = and2(f, cmp(f, "EQ", m.ci, ir), cmp(f, "GT", m.ri, ir));
-  tt_val_t rowmax = tt_lt_reduce(f, tt_l_select(f, or2(f, m1, m2), mag(f, a), tt_shlo_const(f, &rat, 0.0)),
+  tt_val_t rowmax = tt_lt_reduce(f, tt_l_select(f, or2(f, m1, m2), tt__la_cabs1(f, a), tt_shlo_const(f, &rat, 0.0)),
                                  both, "stablehlo.maximum", tt_lt_const0(f, rat.dtype, 0.0));
   tt_val_t aii0 = pick(f, a, and2(f, cmp(f, "EQ", m.ri, ir), cmp(f, "EQ", m.ci, ir)), both);
-  tt_val_t aii = x->herm ? absv(f, re_part(f, aii0)) : mag(f, aii0);
+  tt_val_t aii = x->herm ? absv(f, re_part(f, aii0)) : tt__la_cabs1(f, aii0);
   tt_val_t alpha = tt_shlo_const(f, &rbt, (1.0 + sqrt(17.0)) / 8.0);
   tt_val_t ac = mul(f, alpha, colmax);
   tt_val_t keep = or2(f, cmp(f, "GE", absakk, ac), cmp(f, "GE", absakk, mul(f, ac, div2(f, colmax, rowmax))));

@@ -104,9 +104,7 @@ static void lu_step(tt_shlo_fn_t* f, tt_val_t k, tt_val_t* vals, void* vctx) {
   bool cx = tt_dtype_is_complex(dt);
   tt_type_t rct = ct; /* real column */
   rct.dtype = tt_dtype_real_part(dt);
-  tt_val_t mag = cx ? tt_l_binary(f, "stablehlo.add", tt_l_unary(f, "stablehlo.abs", tt__cx_re(f, col)),
-                                  tt_l_unary(f, "stablehlo.abs", tt__cx_im(f, col)))
-                    : tt_l_unary(f, "stablehlo.abs", col);
+  tt_val_t mag = tt__la_cabs1(f, col);
   tt_val_t cand = tt_l_select(f, tt_l_compare(f, "GE", rows, kc), mag, tt_shlo_const(f, &rct, -1.0));
   tt_val_t pmax, p;
   tt_lt_arg_extreme(f, cand, r - 2, true, &pmax, &p);

@@ -52,6 +52,12 @@ bool tt__la_is_complex(tt_shlo_fn_t* f, tt_val_t v) {
   return t && tt_dtype_is_complex(t->dtype);
 }
 
+tt_val_t tt__la_cabs1(tt_shlo_fn_t* f, tt_val_t v) {
+  if (!tt__la_is_complex(f, v)) return tt_l_unary(f, "stablehlo.abs", v);
+  return tt_l_binary(f, "stablehlo.add", tt_l_unary(f, "stablehlo.abs", tt__cx_re(f, v)),
+                     tt_l_unary(f, "stablehlo.abs", tt__cx_im(f, v)));
+}
+
 tt_val_t tt__la_conj(tt_shlo_fn_t* f, tt_val_t v) {
   if (!tt__la_is_complex(f, v)) return v;
   return tt__cx_make(f, tt__cx_re(f, v), tt_l_unary(f, "stablehlo.negate", tt__cx_im(f, v)));

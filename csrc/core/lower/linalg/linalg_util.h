@@ -32,6 +32,9 @@ tt_val_t tt__la_mH(tt_shlo_fn_t* f, tt_val_t v);
 tt_val_t tt__la_neg0(tt_shlo_fn_t* f, const tt_type_t* t);
 /* True if v's element type is complex. */
 bool tt__la_is_complex(tt_shlo_fn_t* f, tt_val_t v);
+/* LAPACK's pivot magnitude, elementwise and real: |v|, or |re v| + |im v|
+ * (CABS1) for complex v. */
+tt_val_t tt__la_cabs1(tt_shlo_fn_t* f, tt_val_t v);
 /* v broadcast (right-aligned) to batch dims (nb, batch) followed by its own
  * last `keep` dims. */
 tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const int64_t* batch);
