@@ -10,12 +10,14 @@
  * the tensor's float type as CPU's scalar_t code does; the program gathers
  * one tap per window slot and adds the slots in order (masked past xsize).
  * The backward pass scatter-adds the weighted gradient through the same
- * windows (its summation order differs from CPU's by rounding only). */
+ * windows (its summation order differs from CPU's by rounding only).
+ * uint8 images resize in fixed point as on CPU (resample_u8.c). */
 #include <math.h>
 #include <stdlib.h>
 
 #include "../shape/shape_util.h"
 #include "../tt_lower_tables.h"
+#include "resample_u8.h"
 
 typedef struct aa_dim {
   int64_t in, out, width; /* width: CPU's max_interp_size */
@@ -153,7 +155,7 @@ done:
 static tt_status_t setup(tt_lctx_t* c, tt_dtype_t dt, const int64_t* in, const int64_t* out, int ialign,
                          aa_dim_t* d) {
   if (dt != TT_F32 && dt != TT_F64)
-    return tt_status_make(TT_UNIMPLEMENTED, "%s: only float32 and float64 are supported, not %s", c->op->name,
+    return tt_status_make(TT_UNIMPLEMENTED, "%s: only float32, float64 and uint8 are supported, not %s", c->op->name,
                           tt_dtype_name(dt));
   bool align = c->args[ialign].i != 0, cubic = c->op->param == 1;
   for (int k = 0; k < 2; k++)
@@ -171,6 +173,12 @@ static tt_status_t lower_aa(tt_lctx_t* c) {
   if (tt_type_numel(ot) == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0));
   aa_dim_t d[2] = {{0}, {0}};
   int64_t in[2] = {xt.dims[2], xt.dims[3]}, out[2] = {ot->dims[2], ot->dims[3]};
+  if (xt.dtype == TT_U8) {
+    double sc[2];
+    for (int k = 0; k < 2; k++) sc[k] = c->args[3 + k].kind == TT_ARG_FLOAT ? c->args[3 + k].f : 0.0;
+    return tt_l_set_out(c, 0, tt__resample_u8(f, c->args[0].val, out, c->args[2].i != 0, sc, c->op->param == 1,
+                                              true));
+  }
   tt_status_t st = setup(c, xt.dtype, in, out, 2, d);
   tt_val_t v = c->args[0].val;
   if (!st && in[1] != out[1]) v = resize_dim(f, v, 3, &d[1], xt.dtype);

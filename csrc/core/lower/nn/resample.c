@@ -13,12 +13,15 @@
  * half type where PyTorch CPU stores them so (F_HALF_W). The backward is one
  * scatter-add per axis, accumulated in opmath (PyTorch CPU uses a float
  * buffer for half types). The .vec overloads are CompositeImplicitAutograd.
- * _upsample_bilinear2d_aa (antialias=True) is not lowered. */
+ * uint8 bilinear2d / bicubic2d compute in fixed point as CPU does
+ * (resample_u8.c); CPU has no other integer linear / cubic resize, nor do we.
+ * The antialiased resizes are in nn_more_aa.c. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "../shape/shape_util.h"
 #include "../tt_lower_tables.h"
+#include "resample_u8.h"
 
 enum { M_NEAREST, M_EXACT, M_LINEAR, M_CUBIC };
 /* PyTorch CPU keeps half-type weights in the half type, except in its
@@ -172,6 +175,16 @@ static tt_status_t lower_upsample_common(tt_lctx_t* c, bool backward) {
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: unexpected input rank %d", c->op->name, xt.rank);
   if (tt_type_numel(ot) == 0 || tt_type_numel(&xt) == 0)
     return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  if (interp && !backward && (tt_dtype_is_signed_int(xt.dtype) || tt_dtype_is_unsigned_int(xt.dtype) || xt.dtype == TT_BOOL)) {
+    if (xt.dtype != TT_U8 || k != 2)
+      return tt_status_make(TT_UNIMPLEMENTED, "%s: not implemented for %s (PyTorch CPU resizes only uint8 "
+                            "among integer types, and only bilinear and bicubic in 2-d)", c->op->name,
+                            tt_dtype_name(xt.dtype));
+    int64_t hw[2] = {ot->dims[xt.rank - 2], ot->dims[xt.rank - 1]};
+    opt_scale_t sh = scale_arg(c, si), sw = scale_arg(c, si + 1);
+    double sc[2] = {sh.has ? sh.v : 0.0, sw.has ? sw.v : 0.0};
+    return tt_l_set_out(c, 0, tt__resample_u8(f, c->args[0].val, hw, align, sc, mode == M_CUBIC, false));
+  }
   tt_dtype_t cdt = tt_l_opmath(ot->dtype);
   bool wide = cdt == TT_F64;
   tt_dtype_t round_dt = (c->op->param & F_HALF_W) ? ot->dtype : cdt;
