@@ -28,7 +28,8 @@ class Mismatch(Exception):
 # A float mismatch still inside these (rtol, atol) is reported as a near miss:
 # PyTorch's own CPU-vs-accelerator check (test_ops.py test_compare_cpu) uses 1e-3.
 NEAR_TOL = {torch.float32: (1e-3, 1e-3), torch.bfloat16: (6.4e-2, 4e-2),
-            torch.float16: (8e-3, 4e-3), torch.complex64: (1e-3, 1e-3)}
+            torch.float16: (8e-3, 4e-3), torch.complex64: (1e-3, 1e-3),
+            torch.float64: (1e-6, 1e-6), torch.complex128: (1e-6, 1e-6)}
 
 
 def _errors(got, want):

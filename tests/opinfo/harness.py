@@ -39,6 +39,11 @@ DTYPES = {
     "int32": torch.int32,
     "bool": torch.bool,
     "complex64": torch.complex64,
+    "float64": torch.float64,
+    "complex128": torch.complex128,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
 }
 # Dtypes with a backward variant (gradients through complex inputs: PyTorch's
 # conjugate Wirtinger convention, the same on CPU and tpu).

@@ -7,7 +7,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DOC = os.path.join(ROOT, "docs", "op_coverage.md")
 SUMMARY = os.path.join(HERE, "summary.md")
 
-DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool", "complex64"]
+DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool", "complex64", "float64", "complex128",
+          "int16", "int8", "uint8"]
 BWD_DTYPES = ["float32", "complex64"]
 EXCLUDED = ("cpu-ref-fails", "no-samples")
 CELL = {"pass": "ok", "fail": "**WRONG**", "error": "err", "cpu-ref-fails": "cpu-fails",
