@@ -22,8 +22,10 @@
 // one passes; lt_ with a larger broadcast shape resizes self).
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/TypeProperties.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "meta.h"
@@ -83,11 +85,42 @@ void dim_nonzero(const at::Tensor& self, int64_t dim, const std::string& prefix,
                     " to have non-zero size.");
 }
 
+// float8 takes part in no type promotion on CPU (c10::promoteTypes refuses
+// it): an op computing one result from a float8 operand and an operand of
+// another dtype raises there, where PyTorch's meta kernels give a float8
+// result (mul with float32) or fail obscurely. The operands are the
+// arguments named as TensorIterator's inputs are (self, other, input,
+// tensors, ...), weighed as CPU weighs them (a 0-dim or wrapped-number
+// operand does not promote a float8 tensor): at::result_type raises CPU's
+// error exactly when CPU's result_type does.
+void float8_promotion_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  static const char* const kOperands[] = {"self", "other", "input", "tensors", "tensor1", "tensor2", "end"};
+  std::vector<at::Tensor> ts;
+  bool f8 = false, mixed = false;
+  auto add = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    f8 = f8 || at::isFloat8Type(t.scalar_type());
+    mixed = mixed || (!ts.empty() && ts.front().scalar_type() != t.scalar_type());
+    ts.push_back(t);
+  };
+  const auto& formals = schema.arguments();
+  for (size_t i = 0; i < args.size() && i < formals.size(); i++) {
+    if (formals[i].is_out()) continue;
+    const std::string& name = formals[i].name();
+    if (std::none_of(std::begin(kOperands), std::end(kOperands), [&](const char* k) { return name == k; })) continue;
+    if (args[i].isTensor()) add(args[i].toTensor());
+    else if (args[i].isTensorList())
+      for (const at::Tensor& t : args[i].toTensorList().vec()) add(t);
+  }
+  if (f8 && mixed) (void)at::native::result_type(at::ITensorListRef(ts));
+}
+
 }  // namespace
 
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
   const std::string& n = schema.name();
   if (n.rfind("aten::", 0) != 0) return;
+  float8_promotion_check(schema, args);
   const std::string op = n.substr(6);
   if (op == "convolution" || op == "_convolution" || op == "convolution_overrideable") {
     // CPU's kernels take input, weight and bias of one dtype

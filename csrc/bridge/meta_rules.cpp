@@ -150,6 +150,47 @@ void lstsq_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> ar
 
 }  // namespace
 
+// _scaled_mm(self, mat2, scale_a, scale_b, bias?, scale_result?, out_dtype?,
+// use_fast_accum) as CPU checks and lays it out (Blas.cpp): float8 matrices,
+// float32 scales either both single (tensor-wise) or (M, 1) and (1, N)
+// contiguous (row-wise), an (M, N) contiguous result of out_dtype (default:
+// self's dtype). PyTorch's meta kernel states cuBLAS's limits (sizes
+// divisible by 16, a column-major mat2), which CPU does not have.
+bool scaled_mm_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  if (schema.name() != "aten::_scaled_mm" || args.size() < 8) return false;
+  const at::Tensor &a = args[0].toTensor(), &b = args[1].toTensor();
+  const at::Tensor &sa = args[2].toTensor(), &sb = args[3].toTensor();
+  TORCH_CHECK(a.dim() == 2, "mat_a must be a matrix");
+  TORCH_CHECK(b.dim() == 2, "mat_b must be a matrix");
+  TORCH_CHECK(a.size(1) == b.size(0), "mat_a and mat_b shapes cannot be multiplied (", a.size(0), "x", a.size(1),
+              " and ", b.size(0), "x", b.size(1), ")");
+  bool f8 = at::isFloat8Type(a.scalar_type()) && at::isFloat8Type(b.scalar_type());
+  bool tensorwise = f8 && sa.scalar_type() == at::kFloat && sb.scalar_type() == at::kFloat && sa.numel() == 1 &&
+                    sb.numel() == 1;
+  bool rowwise = f8 && sa.scalar_type() == at::kFloat && sb.scalar_type() == at::kFloat && sa.dim() == 2 &&
+                 sa.size(0) == a.size(0) && sa.size(1) == 1 && sa.is_contiguous() && sb.dim() == 2 &&
+                 sb.size(0) == 1 && sb.size(1) == b.size(1) && sb.t().is_contiguous();
+  TORCH_CHECK_VALUE(tensorwise || rowwise, "Invalid scaling configuration.\n"
+              "- For TensorWise scaling, a and b should be float8, scales should be float and singletons.\n"
+              "- For RowWise scaling, a and b should be float8, scales should be float, scale_a should be (", a.size(0),
+              ", 1) and scale_b should be (1, ", b.size(1), "), and both should be contiguous.\nGot a.dtype()=",
+              a.scalar_type(), ", scale_a.dtype()=", sa.scalar_type(), ", scale_a.size()=", sa.sizes(),
+              ", b.dtype()=", b.scalar_type(), ", scale_b.dtype()=", sb.scalar_type(), ", scale_b.size()=", sb.sizes());
+  if (args[5].isTensor()) {
+    const at::Tensor& sr = args[5].toTensor();
+    TORCH_CHECK(sr.numel() == 1 && sr.scalar_type() == at::kFloat, "scale_result must be a float scalar");
+  }
+  if (args[4].isTensor())
+    TORCH_CHECK(args[4].toTensor().numel() == b.size(1), "Bias must be size ", b.size(1), " but got ",
+                args[4].toTensor().numel());
+  at::ScalarType dt = args[6].isNone() ? a.scalar_type() : static_cast<at::ScalarType>(args[6].toInt());
+  if (args.size() > 8 && args[8].isTensor())
+    TORCH_CHECK_VALUE(args[6].isNone() || dt == args[8].toTensor().scalar_type(), "out_dtype must match output matrix type");
+  if (args.size() > 8 && args[8].isTensor()) dt = args[8].toTensor().scalar_type();
+  emit(schema, args.size(), {contiguous({a.size(0), b.size(1)}, dt)}, r);
+  return true;
+}
+
 bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
   // bool_tensor.pow_(True / False): CPU keeps bool; the Python meta kernel
   // promotes the bool exponent to int64 and refuses the in-place cast
@@ -221,6 +262,7 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     emit(schema, args.size(), {contiguous(sh, x.scalar_type())}, r);
     return true;
   }
+  if (scaled_mm_meta(schema, args, r)) return true;
   return rnn_cell_meta(name, args, r);
 }
 

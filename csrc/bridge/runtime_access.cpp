@@ -167,7 +167,8 @@ bool has_tt_dtype(at::ScalarType t) {
     case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt:
     case at::kLong: case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
     case at::kUInt16: case at::kUInt32: case at::kUInt64: case at::kComplexFloat:
-    case at::kComplexDouble:
+    case at::kComplexDouble: case at::kFloat8_e4m3fn: case at::kFloat8_e5m2: case at::kFloat8_e4m3fnuz:
+    case at::kFloat8_e5m2fnuz:
       return true;
     default:
       return false;
@@ -191,6 +192,10 @@ tt_dtype_t to_tt_dtype(at::ScalarType t) {
     case at::kUInt64: return TT_U64;
     case at::kComplexFloat: return TT_C64;
     case at::kComplexDouble: return TT_C128;
+    case at::kFloat8_e4m3fn: return TT_F8E4M3FN;
+    case at::kFloat8_e5m2: return TT_F8E5M2;
+    case at::kFloat8_e4m3fnuz: return TT_F8E4M3FNUZ;
+    case at::kFloat8_e5m2fnuz: return TT_F8E5M2FNUZ;
     case at::kComplexHalf:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "dtype ComplexHalf (torch.chalf / complex32) is not supported "
                                          "on the tpu device; use torch.cfloat (complex64)");

@@ -75,6 +75,9 @@ double float_max(at::ScalarType t) {
   switch (t) {
     case at::kHalf: return 65504.0;
     case at::kBFloat16: return 3.3895313892515355e38;
+    case at::kFloat8_e4m3fn: return 448.0;
+    case at::kFloat8_e5m2: case at::kFloat8_e5m2fnuz: return 57344.0;
+    case at::kFloat8_e4m3fnuz: return 240.0;
     case at::kFloat: case at::kComplexFloat: return std::numeric_limits<float>::max();
     default: return std::numeric_limits<double>::max();
   }

@@ -74,6 +74,11 @@ typedef enum tt_dtype {
   TT_U64,
   TT_C64,  /* complex<f32>: interleaved (re, im) f32 pairs, as PyTorch and XLA store them */
   TT_C128, /* complex<f64> */
+  /* float8 (1 byte): PyTorch's float8_e4m3fn / e5m2 / e4m3fnuz / e5m2fnuz */
+  TT_F8E4M3FN,
+  TT_F8E5M2,
+  TT_F8E4M3FNUZ,
+  TT_F8E5M2FNUZ,
   TT_DTYPE_COUNT,
 } tt_dtype_t;
 
@@ -84,6 +89,7 @@ bool tt_dtype_is_float(tt_dtype_t dt);
 bool tt_dtype_is_signed_int(tt_dtype_t dt);
 bool tt_dtype_is_unsigned_int(tt_dtype_t dt); /* bool is not */
 bool tt_dtype_is_complex(tt_dtype_t dt);      /* complex is not "float" */
+bool tt_dtype_is_f8(tt_dtype_t dt);           /* the float8 types (also "float") */
 /* The component dtype of a complex dtype (C64 -> F32, C128 -> F64); others
  * are returned unchanged. */
 tt_dtype_t tt_dtype_real_part(tt_dtype_t dt);

@@ -23,6 +23,10 @@ static const dtype_info_t k_dtypes[] = {
     [TT_U64] = {8, "ui64", "uint64", 'u'},
     [TT_C64] = {8, "complex<f32>", "complex64", 'c'},
     [TT_C128] = {16, "complex<f64>", "complex128", 'c'},
+    [TT_F8E4M3FN] = {1, "f8E4M3FN", "float8_e4m3fn", 'f'},
+    [TT_F8E5M2] = {1, "f8E5M2", "float8_e5m2", 'f'},
+    [TT_F8E4M3FNUZ] = {1, "f8E4M3FNUZ", "float8_e4m3fnuz", 'f'},
+    [TT_F8E5M2FNUZ] = {1, "f8E5M2FNUZ", "float8_e5m2fnuz", 'f'},
 };
 _Static_assert(sizeof(k_dtypes) / sizeof(k_dtypes[0]) == TT_DTYPE_COUNT, "dtype table");
 
@@ -33,6 +37,9 @@ bool tt_dtype_is_float(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[d
 bool tt_dtype_is_signed_int(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 's'; }
 bool tt_dtype_is_unsigned_int(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'u'; }
 bool tt_dtype_is_complex(tt_dtype_t dt) { return dt < TT_DTYPE_COUNT && k_dtypes[dt].kind == 'c'; }
+bool tt_dtype_is_f8(tt_dtype_t dt) {
+  return dt == TT_F8E4M3FN || dt == TT_F8E5M2 || dt == TT_F8E4M3FNUZ || dt == TT_F8E5M2FNUZ;
+}
 tt_dtype_t tt_dtype_real_part(tt_dtype_t dt) {
   return dt == TT_C64 ? TT_F32 : dt == TT_C128 ? TT_F64 : dt;
 }

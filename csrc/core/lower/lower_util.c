@@ -86,7 +86,9 @@ tt_dtype_t tt_l_promote(tt_lctx_t* c, const int* idx, int n) {
   return r == TT_DTYPE_COUNT ? TT_F32 : r;
 }
 
-tt_dtype_t tt_l_opmath(tt_dtype_t dt) { return (dt == TT_F16 || dt == TT_BF16) ? TT_F32 : dt; }
+tt_dtype_t tt_l_opmath(tt_dtype_t dt) {
+  return (dt == TT_F16 || dt == TT_BF16 || tt_dtype_is_f8(dt)) ? TT_F32 : dt;
+}
 
 /* real / imaginary part of a complex value */
 static tt_val_t part(tt_shlo_fn_t* f, tt_val_t v, const char* op) {
@@ -95,6 +97,49 @@ static tt_val_t part(tt_shlo_fn_t* f, tt_val_t v, const char* op) {
   tt_type_t pt = *t;
   pt.dtype = tt_dtype_real_part(t->dtype);
   return tt_shlo_op(f, op, &v, 1, &pt, NULL);
+}
+
+/* Conversions from and to float8 as PyTorch's, through float: a float8
+ * value widens exactly to float32 and goes on from there; any other value
+ * becomes float32 first (float64: as c10's Float8 constructors take a
+ * float), then float8 rounding to nearest even, where float8_e4m3fn
+ * saturates (+-inf and values past 448 become +-448; XLA's convert gives
+ * NaN) and e5m2's NaN gets PyTorch's pattern (0x7f with the sign; XLA's is
+ * 0x7e). */
+static tt_val_t convert_f8(tt_shlo_fn_t* f, tt_val_t v, const tt_type_t* t, tt_dtype_t dt) {
+  tt_type_t ft = *t;
+  ft.dtype = TT_F32;
+  if (tt_dtype_is_f8(t->dtype)) {
+    tt_val_t w = tt_shlo_op(f, "stablehlo.convert", &v, 1, &ft, NULL);
+    bool fnuz = t->dtype == TT_F8E4M3FNUZ || t->dtype == TT_F8E5M2FNUZ;
+    if (fnuz && (tt_dtype_is_signed_int(dt) || tt_dtype_is_unsigned_int(dt))) /* CPU: NaN -> 0 */
+      w = tt_l_select(f, tt_l_compare(f, "NE", w, w), tt_shlo_const(f, &ft, 0.0), w);
+    return tt_l_convert(f, w, dt);
+  }
+  tt_val_t x = tt_l_convert(f, v, TT_F32);
+  tt_type_t rt = *t;
+  rt.dtype = dt;
+  if (dt == TT_F8E4M3FN) {
+    tt_val_t hi = tt_shlo_const(f, &ft, 448.0), lo = tt_shlo_const(f, &ft, -448.0);
+    x = tt_l_select(f, tt_l_compare(f, "GT", x, hi), hi, x);
+    x = tt_l_select(f, tt_l_compare(f, "LT", x, lo), lo, x);
+  }
+  tt_val_t r = tt_shlo_op(f, "stablehlo.convert", &x, 1, &rt, NULL);
+  if (dt == TT_F8E5M2) { /* NaN keeps its sign: 0x7f / 0xff */
+    tt_type_t it = ft;
+    it.dtype = TT_I32;
+    tt_val_t neg = tt_l_compare(f, "LT", tt_shlo_op(f, "stablehlo.bitcast_convert", &x, 1, &it, NULL),
+                                tt_shlo_const(f, &it, 0.0));
+    /* selected as bytes: XLA's CPU compiler selects float8 values through
+     * f16, which drops the NaN's sign */
+    tt_type_t ut = rt;
+    ut.dtype = TT_U8;
+    tt_val_t nan = tt_l_select(f, neg, tt_shlo_const_i64(f, &ut, 0xff), tt_shlo_const_i64(f, &ut, 0x7f));
+    tt_val_t rb = tt_shlo_op(f, "stablehlo.bitcast_convert", &r, 1, &ut, NULL);
+    rb = tt_l_select(f, tt_l_compare(f, "NE", x, x), nan, rb);
+    r = tt_shlo_op(f, "stablehlo.bitcast_convert", &rb, 1, &rt, NULL);
+  }
+  return r;
 }
 
 tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
@@ -127,6 +172,7 @@ tt_val_t tt_l_convert(tt_shlo_fn_t* f, tt_val_t v, tt_dtype_t dt) {
     tt_val_t ops[2] = {re, im};
     return tt_shlo_op(f, "stablehlo.complex", ops, 2, &rt, NULL);
   }
+  if (tt_dtype_is_f8(t->dtype) || tt_dtype_is_f8(dt)) return convert_f8(f, v, t, dt);
   if (dt == TT_BOOL) {
     tt_val_t z = tt_shlo_const(f, t, 0.0);
     return tt_l_compare(f, "NE", v, z);

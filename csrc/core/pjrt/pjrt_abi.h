@@ -140,6 +140,10 @@ typedef enum tt_abi_elem {
   TT_ABI_BF16 = 13,
   TT_ABI_C64 = 14,
   TT_ABI_C128 = 15,
+  TT_ABI_F8E5M2 = 16,
+  TT_ABI_F8E4M3FN = 17,
+  TT_ABI_F8E5M2FNUZ = 19,
+  TT_ABI_F8E4M3FNUZ = 20,
 } tt_abi_elem_t;
 
 /* Error codes follow absl (0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, ...). */

@@ -11,6 +11,8 @@ static const int k_elem_of_dtype[] = {
     [TT_F16] = TT_ABI_F16,   [TT_BF16] = TT_ABI_BF16, [TT_F32] = TT_ABI_F32,
     [TT_F64] = TT_ABI_F64,   [TT_U16] = TT_ABI_U16,   [TT_U32] = TT_ABI_U32,
     [TT_U64] = TT_ABI_U64,   [TT_C64] = TT_ABI_C64,   [TT_C128] = TT_ABI_C128,
+    [TT_F8E4M3FN] = TT_ABI_F8E4M3FN,     [TT_F8E5M2] = TT_ABI_F8E5M2,
+    [TT_F8E4M3FNUZ] = TT_ABI_F8E4M3FNUZ, [TT_F8E5M2FNUZ] = TT_ABI_F8E5M2FNUZ,
 };
 _Static_assert(sizeof(k_elem_of_dtype) / sizeof(k_elem_of_dtype[0]) == TT_DTYPE_COUNT,
                "every dtype maps to a PJRT element type");

@@ -674,8 +674,47 @@ static unsigned tt_f32_to_f16_bits(float x) {
   return sign | h;
 }
 
+/* float8 from float as PyTorch converts (c10's Float8_* from float): round
+ * to nearest even; overflow saturates in e4m3fn (no inf; +-inf too), is inf
+ * in e5m2, NaN in the fnuz types (no inf, no -0, NaN 0x80). NaN: 0x7f with
+ * the sign (0x80 in fnuz). */
+static unsigned tt_f32_to_f8_bits(tt_dtype_t dt, float x) {
+  int mbits = dt == TT_F8E5M2 || dt == TT_F8E5M2FNUZ ? 2 : 3;
+  int bias = dt == TT_F8E4M3FN ? 7 : dt == TT_F8E5M2 ? 15 : dt == TT_F8E4M3FNUZ ? 8 : 16;
+  double max = dt == TT_F8E4M3FN ? 448.0 : dt == TT_F8E4M3FNUZ ? 240.0 : 57344.0;
+  bool fnuz = dt == TT_F8E4M3FNUZ || dt == TT_F8E5M2FNUZ;
+  unsigned sign = signbit(x) ? 0x80u : 0u;
+  if (isnan(x)) return fnuz ? 0x80u : sign | 0x7fu;
+  double a = fabs((double)x), r = a;
+  if (!isinf(a) && a != 0.0) {
+    int e;
+    frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
+    int E = e - 1 > 1 - bias ? e - 1 : 1 - bias;
+    double q = ldexp(1.0, E - mbits); /* the spacing at a (subnormals: the smallest) */
+    r = nearbyint(a / q) * q;         /* ties to even in the default rounding mode */
+  }
+  if (r > max) {
+    if (dt == TT_F8E4M3FN) r = max;
+    else return fnuz ? 0x80u : sign | 0x7cu;
+  }
+  if (r == 0.0) return fnuz ? 0u : sign;
+  int e2;
+  frexp(r, &e2);
+  int E2 = e2 - 1;
+  unsigned bits;
+  if (E2 < 1 - bias) bits = (unsigned)(r / ldexp(1.0, 1 - bias - mbits));
+  else bits = ((unsigned)(E2 + bias) << mbits) | (unsigned)((r / ldexp(1.0, E2) - 1.0) * (double)(1 << mbits));
+  return sign | bits;
+}
+
 static void put_elem(tt_sbuf_t* b, tt_dtype_t dt, double v) {
   switch (dt) {
+    case TT_F8E4M3FN:
+    case TT_F8E5M2:
+    case TT_F8E4M3FNUZ:
+    case TT_F8E5M2FNUZ:
+      tt_sbuf_printf(b, "0x%02X", tt_f32_to_f8_bits(dt, (float)v));
+      return;
     case TT_BOOL:
       tt_sbuf_append(b, v != 0 ? "true" : "false");
       return;

@@ -2,7 +2,8 @@
  * stablehlo.dot_general at HIGHEST precision (TPU/GPU would otherwise use
  * reduced-precision passes). f16/bf16 multiply in f32 and round once at the
  * end, as PyTorch CPU accumulates in f32; integers multiply in their own
- * dtype (wrap-around equals PyTorch's). */
+ * dtype (wrap-around equals PyTorch's). float8 multiplies in f32 too, and
+ * so does _scaled_mm, float8's scaled product. */
 #include <math.h>
 #include <stdio.h>
 
@@ -145,6 +146,41 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, r);
 }
 
+/* _scaled_mm(self, mat2, scale_a, scale_b, bias?, scale_result?, out_dtype?,
+ * use_fast_accum) as CPU computes it: each float8 operand widened to f32 and
+ * multiplied by its scale (a single value, or per row of self (M, 1) and
+ * per column of mat2 (1, N)), their f32 product, + bias (in f32), times
+ * 1 / scale_result (an f32 quotient) for a float8 result, then rounded to
+ * the result's dtype. use_fast_accum picks CUDA kernels only. The bridge
+ * checks the arguments as CPU does. */
+static tt_status_t lower_scaled_mm(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  tt_val_t ab[2];
+  for (int k = 0; k < 2; k++) {
+    tt_val_t x = tt_l_convert(f, c->args[k].val, TT_F32);
+    const tt_type_t* xt = tt_shlo_type(f, x);
+    if (!xt) return tt_status_make(TT_INTERNAL, "%s: operand failed", c->op->name);
+    tt_type_t t = *xt;
+    tt_val_t s = tt_l_convert(f, c->args[2 + k].val, TT_F32);
+    const tt_type_t* st = tt_shlo_type(f, s);
+    if (st && tt_type_numel(st) == 1 && st->rank != 2) s = tt_l_reshape(f, s, 0, NULL);
+    ab[k] = tt_l_binary(f, "stablehlo.multiply", x, tt_l_broadcast(f, s, t.rank, t.dims));
+  }
+  dims_spec_t sp = {0, 1, {0}, {0}, {1}, {0}};
+  tt_type_t rt = tt_type_make(TT_F32, 2, ot->dims);
+  tt_val_t r = dot(f, ab[0], ab[1], &sp, &rt);
+  if (c->args[4].kind == TT_ARG_TENSOR)
+    r = tt_l_binary(f, "stablehlo.add", r, tt_l_broadcast(f, tt_l_convert(f, c->args[4].val, TT_F32), 2, rt.dims));
+  if ((ot->dtype == TT_F8E4M3FN || ot->dtype == TT_F8E5M2) && c->args[5].kind == TT_ARG_TENSOR) {
+    tt_val_t s = tt_l_reshape(f, tt_l_convert(f, c->args[5].val, TT_F32), 0, NULL);
+    tt_type_t one = tt_type_scalar(TT_F32);
+    s = tt_l_binary(f, "stablehlo.divide", tt_shlo_const(f, &one, 1.0), s);
+    r = tt_l_binary(f, "stablehlo.multiply", r, tt_l_broadcast(f, s, 2, rt.dims));
+  }
+  return tt_l_set_out(c, 0, tt_l_convert(f, r, ot->dtype));
+}
+
 #define ROWS(base, kind)                                       \
   {"aten::" base, lower_matmul, kind, 0},                      \
   {"aten::" base ".out", lower_matmul, kind, 0}
@@ -165,5 +201,6 @@ const tt_lower_entry_t tt_lower_matmul[] = {
     ROWS("addbmm", ADDBMM),   {"aten::addbmm_", lower_matmul, ADDBMM, 0},
     ROWS("addr", ADDR),       {"aten::addr_", lower_matmul, ADDR, 0},
     ROWS("_addmm_activation", ADDMM_ACT),
+    {"aten::_scaled_mm", lower_scaled_mm, 0, 0}, {"aten::_scaled_mm.out", lower_scaled_mm, 0, 0},
 };
 const int tt_lower_matmul_count = TT_TABLE_COUNT(tt_lower_matmul);
