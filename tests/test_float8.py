@@ -4,6 +4,8 @@ every dtype (all 256 float8 patterns; random float32 / float64 values over
 the whole exponent range with the special values, overflow, underflow and
 ties), the ops CPU runs on float8, and torch._scaled_mm (tensor-wise and
 row-wise scales, bias, scale_result, every output dtype)."""
+import re
+
 import pytest
 import torch
 
@@ -226,3 +228,39 @@ def test_float8_under_torch_compile():
 def test_other_float8_types_say_so():
     with pytest.raises(NotImplementedError, match="not supported on the tpu device"):
         torch.zeros(2, dtype=torch.float8_e8m0fnu).to(dev)
+
+
+def test_functional_scaled_mm():
+    # F.scaled_mm (aten::_scaled_mm_v2): CPU's tensor-wise and row-wise recipes
+    import torch.nn.functional as F
+    S = F.ScalingType
+    g = torch.Generator().manual_seed(4)
+    for m, k, n in ((4, 3, 5), (8, 16, 8), (0, 4, 3), (3, 0, 2)):
+        a = (torch.randn(m, k, generator=g) * 8).to(torch.float8_e4m3fn)
+        b = (torch.randn(n, k, generator=g) * 8).to(torch.float8_e4m3fn).t()
+        cases = [(torch.tensor(0.5), S.TensorWise, torch.tensor(3.0), S.TensorWise, {}),
+                 (torch.rand(m, 1, generator=g) + 0.5, S.RowWise, torch.rand(1, n, generator=g) + 0.5, S.RowWise,
+                  {"bias": torch.randn(n, generator=g), "output_dtype": torch.float32}),
+                 (torch.tensor(2.0), S.TensorWise, torch.tensor(0.25), S.TensorWise,
+                  {"output_dtype": torch.float8_e5m2})]
+        for sa, ra, sb, rb, kw in cases:
+            want = F.scaled_mm(a, b, sa, ra, sb, rb, **kw)
+            dkw = {k2: v.to(dev) if isinstance(v, torch.Tensor) else v for k2, v in kw.items()}
+            got = F.scaled_mm(a.to(dev), b.to(dev), sa.to(dev), ra, sb.to(dev), rb, **dkw).cpu()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if want.dtype in F8:
+                assert want.numel() == 0 or int((bits(got).int() - bits(want).int()).abs().max()) <= 1
+            else:
+                torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-3)
+    a = torch.randn(4, 3).to(torch.float8_e4m3fn)
+    b = torch.randn(3, 5).to(torch.float8_e4m3fn)
+    bad = [(torch.ones(4, 1), S.TensorWise, torch.ones(1, 5), S.TensorWise),
+           (torch.ones(4), S.RowWise, torch.ones(5), S.RowWise),
+           (torch.ones(4, 1), S.RowWise, torch.ones(1, 4), S.RowWise),
+           (torch.ones(4, 1), S.RowWise, torch.ones(1), S.TensorWise),
+           (torch.ones(1, dtype=torch.float64), S.TensorWise, torch.ones(1), S.TensorWise)]
+    for sa, ra, sb, rb in bad:
+        with pytest.raises(Exception) as cpu:
+            F.scaled_mm(a, b, sa, ra, sb, rb)
+        with pytest.raises(type(cpu.value), match=re.escape(str(cpu.value).split("\n")[0][:30])):
+            F.scaled_mm(a.to(dev), b.to(dev), sa.to(dev), ra, sb.to(dev), rb).cpu()

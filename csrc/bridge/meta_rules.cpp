@@ -191,6 +191,80 @@ bool scaled_mm_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue
   return true;
 }
 
+// _scaled_mm_v2(self, mat2, scale_a[], recipe_a[], swizzle_a[], scale_b[],
+// recipe_b[], swizzle_b[], bias?, out_dtype?, contraction_dim[],
+// use_fast_accum) (F.scaled_mm) as CPU checks it, in its order: an empty
+// product needs no scales; CPU takes the tensor-wise (recipe 0) and
+// row-wise (recipe 1, scales (M, 1) and (1, N)) recipes, no swizzle.
+bool scaled_mm_v2_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  if (schema.name() != "aten::_scaled_mm_v2" || args.size() < 12) return false;
+  const at::Tensor &a = args[0].toTensor(), &b = args[1].toTensor();
+  TORCH_CHECK_VALUE(a.dim() == 2, "mat_a must be a matrix");
+  TORCH_CHECK_VALUE(b.dim() == 2, "mat_b must be a matrix");
+  bool out = args.size() > 12 && args[12].isTensor();
+  at::ScalarType dt = args[9].isNone() ? a.scalar_type() : static_cast<at::ScalarType>(args[9].toInt());
+  if (out) dt = args[12].toTensor().scalar_type();
+  auto done = [&] {
+    emit(schema, args.size(), {contiguous({a.size(0), b.size(1)}, dt)}, r);
+    return true;
+  };
+  if (a.size(0) == 0 || a.size(1) == 0 || b.size(1) == 0) return done();
+  std::vector<int64_t> cdim = args[10].toIntVector();
+  if (!cdim.empty()) {
+    TORCH_CHECK_VALUE(cdim.size() == 2, "contraction_dim must have exactly 2 elements");
+    TORCH_CHECK_VALUE(a.size(cdim[0]) == b.size(cdim[1]), "mat_a and mat_b shapes cannot be multiplied (", a.size(0),
+                      "x", a.size(1), " and ", b.size(0), "x", b.size(1), ") with contraction dims mat_a: ", cdim[0],
+                      ", mat_b: ", cdim[1]);
+  } else {
+    TORCH_CHECK_VALUE(a.size(1) == b.size(0), "mat_a and mat_b shapes cannot be multiplied (", a.size(0), "x",
+                      a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  }
+  if (args[8].isTensor()) {
+    const at::Tensor& bias = args[8].toTensor();
+    TORCH_CHECK_VALUE(bias.numel() == b.size(1), "Bias must be size ", b.size(1), " but got ", bias.numel());
+  }
+  TORCH_CHECK_VALUE(!out || args[9].isNone() || static_cast<at::ScalarType>(args[9].toInt()) == dt,
+                    "out_dtype must match output matrix type");
+  if (args[8].isTensor()) {
+    at::ScalarType bt = args[8].toTensor().scalar_type();
+    TORCH_CHECK_VALUE(bt == at::kFloat || bt == at::kBFloat16 || bt == at::kHalf,
+                      "Bias must be Float32 or BFloat16 or Half, but got ", bt);
+  }
+  for (int k : {4, 7})
+    for (int64_t v : args[k].toIntVector()) TORCH_CHECK_VALUE(v == 0, "CPU does not support swizzle.");
+  // the recipe (scaled_blas::check_{tensorwise,rowwise}_recipe), then the
+  // emulated kernel's checks of the scales
+  std::vector<at::Tensor> sa = args[2].toTensorVector(), sb = args[5].toTensorVector();
+  std::vector<int64_t> ra = args[3].toIntVector(), rb = args[6].toIntVector();
+  bool f8 = at::isFloat8Type(a.scalar_type()) && at::isFloat8Type(b.scalar_type());
+  bool one = f8 && sa.size() == 1 && sb.size() == 1 && ra.size() == 1 && rb.size() == 1 &&
+             sa[0].scalar_type() == at::kFloat && sb[0].scalar_type() == at::kFloat;
+  bool tensorwise = one && ra[0] == 0 && rb[0] == 0, rowwise = one && ra[0] == 1 && rb[0] == 1;
+  TORCH_CHECK_VALUE(tensorwise || rowwise, "Invalid scaling configuration.\n"
+                    "- For TensorWise scaling, a and b should be float8, scales should be float and singletons.\n"
+                    "- For RowWise scaling, a and b should be float8, scales should be float, scale_a should be (",
+                    a.size(0), ", 1) and scale_b should be (1, ", b.size(1), "), and both should be contiguous.\n"
+                    "Got mat_a.dtype()=", a.scalar_type(), ", mat_b.dtype()=", b.scalar_type());
+  if (tensorwise) {
+    TORCH_CHECK_VALUE(sa[0].numel() == 1, "scale_a must have 1 Float element");
+    TORCH_CHECK_VALUE(sb[0].numel() == 1, "scale_b must have 1 Float element");
+  } else {
+    TORCH_CHECK_VALUE(sa[0].size(0) == a.size(0) && sa[0].size(1) == 1, "scale_a must have shape [", a.size(0),
+                      ", 1], got [", sa[0].sizes(), "]");
+    TORCH_CHECK_VALUE(sb[0].numel() == b.size(1), "scale_b must have ", b.size(1), " Float elements, got ",
+                      sb[0].numel());
+    TORCH_CHECK_VALUE(sa[0].stride(1) == 1, "expected scale_a.stride(1) to be 1, but got ", sa[0].stride(1));
+    TORCH_CHECK_VALUE(sb[0].stride(1) == 1, "expected scale_b.stride(1) to be 1, but got ", sb[0].stride(1));
+    // CPU multiplies mat_b (K, N) by the scale as it is: a (N, 1) scale broadcasts only when K == N, and
+    // then scales rows; the tpu takes (1, N) only
+    TORCH_CHECK_VALUE(sb[0].dim() == 2 && sb[0].size(0) == 1, "scale_b must have shape [1, ", b.size(1), "], got [",
+                      sb[0].sizes(), "]");
+  }
+  TORCH_CHECK(a.size(1) == b.size(0), "mat_a and mat_b shapes cannot be multiplied (", a.size(0), "x", a.size(1),
+              " and ", b.size(0), "x", b.size(1), ")");
+  return done();
+}
+
 bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
   // bool_tensor.pow_(True / False): CPU keeps bool; the Python meta kernel
   // promotes the bool exponent to int64 and refuses the in-place cast
@@ -262,7 +336,7 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     emit(schema, args.size(), {contiguous(sh, x.scalar_type())}, r);
     return true;
   }
-  if (scaled_mm_meta(schema, args, r)) return true;
+  if (scaled_mm_meta(schema, args, r) || scaled_mm_v2_meta(schema, args, r)) return true;
   return rnn_cell_meta(name, args, r);
 }
 

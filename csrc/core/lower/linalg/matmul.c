@@ -146,23 +146,24 @@ static tt_status_t lower_matmul(tt_lctx_t* c) {
   return tt_l_set_out(c, 0, r);
 }
 
-/* _scaled_mm(self, mat2, scale_a, scale_b, bias?, scale_result?, out_dtype?,
- * use_fast_accum) as CPU computes it: each float8 operand widened to f32 and
- * multiplied by its scale (a single value, or per row of self (M, 1) and
- * per column of mat2 (1, N)), their f32 product, + bias (in f32), times
- * 1 / scale_result (an f32 quotient) for a float8 result, then rounded to
- * the result's dtype. use_fast_accum picks CUDA kernels only. The bridge
- * checks the arguments as CPU does. */
-static tt_status_t lower_scaled_mm(tt_lctx_t* c) {
+/* float8's scaled products as CPU computes them (Blas.cpp's emulated kernel):
+ * each operand widened to f32 and multiplied by its scale (a single value,
+ * or per row of self (M, 1) and per column of mat2 (1, N)), their f32
+ * product, + bias (in f32), times 1 / scale_result (an f32 quotient) for a
+ * float8 result, then rounded to the result's dtype. use_fast_accum picks
+ * CUDA kernels only. The bridge checks the arguments as CPU does.
+ * sr: scale_result, or TT_SHLO_INVALID; bias likewise. */
+static tt_status_t scaled_product(tt_lctx_t* c, tt_val_t sa, tt_val_t sb, tt_val_t bias, tt_val_t sr) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
-  tt_val_t ab[2];
+  if (tt_type_numel(ot) == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  tt_val_t ab[2], sc[2] = {sa, sb};
   for (int k = 0; k < 2; k++) {
     tt_val_t x = tt_l_convert(f, c->args[k].val, TT_F32);
     const tt_type_t* xt = tt_shlo_type(f, x);
     if (!xt) return tt_status_make(TT_INTERNAL, "%s: operand failed", c->op->name);
     tt_type_t t = *xt;
-    tt_val_t s = tt_l_convert(f, c->args[2 + k].val, TT_F32);
+    tt_val_t s = tt_l_convert(f, sc[k], TT_F32);
     const tt_type_t* st = tt_shlo_type(f, s);
     if (st && tt_type_numel(st) == 1 && st->rank != 2) s = tt_l_reshape(f, s, 0, NULL);
     ab[k] = tt_l_binary(f, "stablehlo.multiply", x, tt_l_broadcast(f, s, t.rank, t.dims));
@@ -170,15 +171,35 @@ static tt_status_t lower_scaled_mm(tt_lctx_t* c) {
   dims_spec_t sp = {0, 1, {0}, {0}, {1}, {0}};
   tt_type_t rt = tt_type_make(TT_F32, 2, ot->dims);
   tt_val_t r = dot(f, ab[0], ab[1], &sp, &rt);
-  if (c->args[4].kind == TT_ARG_TENSOR)
-    r = tt_l_binary(f, "stablehlo.add", r, tt_l_broadcast(f, tt_l_convert(f, c->args[4].val, TT_F32), 2, rt.dims));
-  if ((ot->dtype == TT_F8E4M3FN || ot->dtype == TT_F8E5M2) && c->args[5].kind == TT_ARG_TENSOR) {
-    tt_val_t s = tt_l_reshape(f, tt_l_convert(f, c->args[5].val, TT_F32), 0, NULL);
+  if (bias != TT_SHLO_INVALID)
+    r = tt_l_binary(f, "stablehlo.add", r, tt_l_broadcast(f, tt_l_convert(f, bias, TT_F32), 2, rt.dims));
+  if ((ot->dtype == TT_F8E4M3FN || ot->dtype == TT_F8E5M2) && sr != TT_SHLO_INVALID) {
+    tt_val_t s = tt_l_reshape(f, tt_l_convert(f, sr, TT_F32), 0, NULL);
     tt_type_t one = tt_type_scalar(TT_F32);
     s = tt_l_binary(f, "stablehlo.divide", tt_shlo_const(f, &one, 1.0), s);
     r = tt_l_binary(f, "stablehlo.multiply", r, tt_l_broadcast(f, s, 2, rt.dims));
   }
   return tt_l_set_out(c, 0, tt_l_convert(f, r, ot->dtype));
+}
+
+static tt_val_t opt_tensor(const tt_larg_t* a) { return a->kind == TT_ARG_TENSOR ? a->val : TT_SHLO_INVALID; }
+
+/* _scaled_mm(self, mat2, scale_a, scale_b, bias?, scale_result?, out_dtype?, use_fast_accum) */
+static tt_status_t lower_scaled_mm(tt_lctx_t* c) {
+  return scaled_product(c, c->args[2].val, c->args[3].val, opt_tensor(&c->args[4]), opt_tensor(&c->args[5]));
+}
+
+/* _scaled_mm_v2(self, mat2, scale_a[], recipe_a[], swizzle_a[], scale_b[], recipe_b[], swizzle_b[],
+ * bias?, out_dtype?, contraction_dim[], use_fast_accum): CPU's tensor-wise and row-wise recipes, one
+ * scale per operand (F.scaled_mm). */
+static tt_status_t lower_scaled_mm_v2(tt_lctx_t* c) {
+  const tt_type_t* at = tt_shlo_type(c->f, c->args[0].val);
+  if (at && at->dims[1] == 0) /* CPU returns zeros before reading the scales or adding the bias */
+    return tt_l_set_out(c, 0, tt_shlo_const(c->f, &c->out_types[0], 0.0));
+  if (c->args[2].kind != TT_ARG_TENSORS || c->args[5].kind != TT_ARG_TENSORS || c->args[2].n < 1 ||
+      c->args[5].n < 1)
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: expected a scale for each operand", c->op->name);
+  return scaled_product(c, c->args[2].vals[0], c->args[5].vals[0], opt_tensor(&c->args[8]), TT_SHLO_INVALID);
 }
 
 #define ROWS(base, kind)                                       \
@@ -202,5 +223,6 @@ const tt_lower_entry_t tt_lower_matmul[] = {
     ROWS("addr", ADDR),       {"aten::addr_", lower_matmul, ADDR, 0},
     ROWS("_addmm_activation", ADDMM_ACT),
     {"aten::_scaled_mm", lower_scaled_mm, 0, 0}, {"aten::_scaled_mm.out", lower_scaled_mm, 0, 0},
+    {"aten::_scaled_mm_v2", lower_scaled_mm_v2, 0, 0}, {"aten::_scaled_mm_v2.out", lower_scaled_mm_v2, 0, 0},
 };
 const int tt_lower_matmul_count = TT_TABLE_COUNT(tt_lower_matmul);
