@@ -243,6 +243,41 @@ static void test_failed_builder_reports(void) {
   tt_shlo_fn_destroy(f);
 }
 
+/* float8 constants are written as PyTorch's conversion from float encodes
+ * them: to nearest even, e4m3fn saturating at 448 (inf too), e5m2 to inf,
+ * the fnuz types to NaN 0x80 (and no -0); NaN 0x7f with its sign. */
+static void test_float8_constants(void) {
+  static const struct {
+    tt_dtype_t dt;
+    double v;
+    const char* hex;
+  } cases[] = {
+      {TT_F8E4M3FN, 1.0, "0x38"},          {TT_F8E4M3FN, 448.0, "0x7E"},      {TT_F8E4M3FN, 464.0, "0x7E"},
+      {TT_F8E4M3FN, 1e9, "0x7E"},          {TT_F8E4M3FN, -INFINITY, "0xFE"},  {TT_F8E4M3FN, NAN, "0x7F"},
+      {TT_F8E4M3FN, -0.0, "0x80"},         {TT_F8E4M3FN, 0x1p-9, "0x01"},     {TT_F8E4M3FN, 0x1p-10, "0x00"},
+      {TT_F8E4M3FN, 0x1.8p-10, "0x01"},    {TT_F8E4M3FN, 1.0625, "0x38"},     {TT_F8E4M3FN, 1.1875, "0x3A"},
+      {TT_F8E5M2, 1.0, "0x3C"},            {TT_F8E5M2, 57344.0, "0x7B"},      {TT_F8E5M2, 61440.0, "0x7C"},
+      {TT_F8E5M2, -INFINITY, "0xFC"},      {TT_F8E5M2, -NAN, "0xFF"},         {TT_F8E5M2, 0x1p-16, "0x01"},
+      {TT_F8E4M3FNUZ, 1.0, "0x40"},        {TT_F8E4M3FNUZ, 240.0, "0x7F"},    {TT_F8E4M3FNUZ, 248.0, "0x80"},
+      {TT_F8E4M3FNUZ, -0.0, "0x00"},       {TT_F8E4M3FNUZ, NAN, "0x80"},      {TT_F8E5M2FNUZ, 1.0, "0x40"},
+      {TT_F8E5M2FNUZ, 57344.0, "0x7F"},    {TT_F8E5M2FNUZ, INFINITY, "0x80"}, {TT_F8E5M2FNUZ, 0x1p-17, "0x01"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    tt_shlo_fn_t* f = tt_shlo_fn_create();
+    tt_type_t t = tt_type_scalar(cases[i].dt);
+    tt_val_t c = tt_shlo_const(f, &t, cases[i].v);
+    tt_sbuf_t text;
+    tt_sbuf_init(&text);
+    TT_CHECK_OK(tt_shlo_fn_finish(f, &c, 1, &text));
+    char want[64];
+    snprintf(want, sizeof want, "dense<%s> : tensor<%s>", cases[i].hex, tt_dtype_mlir(cases[i].dt));
+    if (!strstr(text.data, want)) fprintf(stderr, "case %zu: want %s in\n%s\n", i, want, text.data);
+    TT_CHECK(strstr(text.data, want) != NULL);
+    tt_sbuf_free(&text);
+    tt_shlo_fn_destroy(f);
+  }
+}
+
 /* Appending nothing from a NULL pointer (the data of an empty int[] in a
  * cache key): no memcpy from NULL (UBSan in make test-asan). */
 static void test_sbuf_empty_append(void) {
@@ -258,6 +293,7 @@ int main(void) {
   const char* pn = getenv("TT_TEST_PLUGIN_NEW");
   const char* po = getenv("TT_TEST_PLUGIN_OLD");
   TT_RUN(test_sbuf_empty_append);
+  TT_RUN(test_float8_constants);
   TT_RUN(test_golden_text);
   TT_RUN(test_failed_builder_reports);
   if (!pn || !po) {
