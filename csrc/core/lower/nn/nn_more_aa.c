@@ -19,14 +19,8 @@
 #include "../tt_lower_tables.h"
 #include "resample_u8.h"
 
-typedef struct aa_dim {
-  int64_t in, out, width; /* width: CPU's max_interp_size */
-  int64_t* xmin;          /* out */
-  int64_t* xsize;         /* out */
-  double* w;              /* out x width, zero past xsize */
-} aa_dim_t;
 
-static void aa_free(aa_dim_t* d) {
+void tt__aa_free(aa_dim_t* d) {
   free(d->xmin), free(d->xsize), free(d->w);
   d->xmin = d->xsize = NULL, d->w = NULL;
 }
@@ -46,8 +40,7 @@ static double aa_filter(double x, bool cubic, bool f64) {
   return 0.0;
 }
 
-/* Scale, windows and weights of one dim as CPU's _compute_indices_min_size_weights_aa. */
-static bool aa_weights(int64_t in, int64_t out, bool align, const tt_larg_t* sc, bool f64, bool cubic, aa_dim_t* d) {
+bool tt__aa_weights(int64_t in, int64_t out, bool align, const tt_larg_t* sc, bool f64, bool cubic, aa_dim_t* d) {
   double scale;
   if (align) scale = out > 1 ? rnd(rnd((double)(in - 1), f64) / rnd((double)(out - 1), f64), f64) : 0;
   else if (sc->kind == TT_ARG_FLOAT && sc->f > 0) scale = rnd(1.0 / sc->f, f64);
@@ -159,7 +152,7 @@ static tt_status_t setup(tt_lctx_t* c, tt_dtype_t dt, const int64_t* in, const i
                           tt_dtype_name(dt));
   bool align = c->args[ialign].i != 0, cubic = c->op->param == 1;
   for (int k = 0; k < 2; k++)
-    if (!aa_weights(in[k], out[k], align, &c->args[ialign + 1 + k], dt == TT_F64, cubic, &d[k]))
+    if (!tt__aa_weights(in[k], out[k], align, &c->args[ialign + 1 + k], dt == TT_F64, cubic, &d[k]))
       return tt_status_make(TT_RESOURCE_EXHAUSTED, "%s: out of memory", c->op->name);
   return NULL;
 }
@@ -183,7 +176,7 @@ static tt_status_t lower_aa(tt_lctx_t* c) {
   tt_val_t v = c->args[0].val;
   if (!st && in[1] != out[1]) v = resize_dim(f, v, 3, &d[1], xt.dtype);
   if (!st && in[0] != out[0]) v = resize_dim(f, v, 2, &d[0], xt.dtype);
-  aa_free(&d[0]), aa_free(&d[1]);
+  tt__aa_free(&d[0]), tt__aa_free(&d[1]);
   return st ? st : tt_l_set_out(c, 0, v);
 }
 
@@ -200,7 +193,7 @@ static tt_status_t lower_aa_bwd(tt_lctx_t* c) {
   tt_val_t v = c->args[0].val;
   if (!st && in[0] != out[0]) v = resize_dim_bwd(f, v, 2, &d[0], gt.dtype);
   if (!st && in[1] != out[1]) v = resize_dim_bwd(f, v, 3, &d[1], gt.dtype);
-  aa_free(&d[0]), aa_free(&d[1]);
+  tt__aa_free(&d[0]), tt__aa_free(&d[1]);
   return st ? st : tt_l_set_out(c, 0, v);
 }
 

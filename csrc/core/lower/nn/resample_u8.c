@@ -17,8 +17,8 @@
  * the taps that fall outside are added into the first (last) kept one
  * (UpSampleKernel.cpp's _compute_indices_min_size_weights; the running
  * maximum of those sums is the "max weight" above). With antialias the
- * windows are the support scaled by the downsampling factor, normalized
- * (as _upsample_*_aa in float, nn_more_aa.c).
+ * windows are the support scaled by the downsampling factor, normalized:
+ * the float resizes' own (nn_more_aa.c's tt__aa_weights, in double).
  *
  * Found while testing: PyTorch CPU's generic uint8 kernel (C > 4 channels)
  * resizes H wrongly when the output width is 1 (it repeats the first input
@@ -43,7 +43,10 @@ static void u8_axis_free(u8_axis_t* a) {
   a->xmin = a->xsize = NULL, a->w = NULL;
 }
 
-static double u8_filter(double x, bool cubic, double a) {
+/* The triangle, or the cubic convolution with a = -0.75 (OpenCV's, as CPU's
+ * non-antialiased uint8 path) */
+static double plain_filter(double x, bool cubic) {
+  const double a = -0.75;
   x = fabs(x);
   if (!cubic) return x < 1.0 ? 1.0 - x : 0.0;
   if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
@@ -69,7 +72,7 @@ static double window_plain(const u8_axis_t* a, int64_t i, double scale, bool ali
   double wmax = 0;
   int64_t k = 0;
   for (int64_t j = 0; j < a->width; j++) {
-    double v = u8_filter((double)(j + 1 - support) - lambda, cubic, -0.75);
+    double v = plain_filter((double)(j + 1 - support) - lambda, cubic);
     if (umin + j <= 0) k = 0;
     else if (umin + j >= a->n - 1) k = *xsize - 1;
     if (k >= 0 && k < a->width) {
@@ -81,47 +84,30 @@ static double window_plain(const u8_axis_t* a, int64_t i, double scale, bool ali
   return wmax;
 }
 
-/* Window of output i with antialias; returns its largest weight. */
-static double window_aa(const u8_axis_t* a, int64_t i, double scale, double support, bool cubic, double* w,
-                        int64_t* xmin, int64_t* xsize) {
-  double center = scale * ((double)i + 0.5);
-  double invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
-  int64_t lo = (int64_t)(center - support + 0.5), hi = (int64_t)(center + support + 0.5);
-  *xmin = lo > 0 ? lo : 0;
-  int64_t size = (hi < a->n ? hi : a->n) - *xmin;
-  *xsize = size < 0 ? 0 : size > a->width ? a->width : size;
-  double total = 0, wmax = 0;
-  for (int64_t j = 0; j < *xsize; j++) {
-    w[j] = u8_filter(((double)(j + *xmin) - center + 0.5) * invscale, cubic, -0.5);
-    total += w[j];
-  }
-  if (total != 0.0)
-    for (int64_t j = 0; j < *xsize; j++) {
-      w[j] /= total;
-      if (w[j] > wmax) wmax = w[j];
-    }
-  return wmax;
-}
-
 /* Windows and fixed-point weights of one dim (n -> m); false on OOM. */
 static bool u8_axis_make(u8_axis_t* a, int64_t n, int64_t m, bool align, double given, bool cubic, bool aa) {
-  double scale = align ? (m > 1 ? (double)(n - 1) / (double)(m - 1) : 0.0)
-                       : given > 0 ? 1.0 / given : (double)n / (double)m;
-  double half = cubic ? 2.0 : 1.0; /* interp_size / 2 */
-  double support = aa && scale >= 1.0 ? half * scale : half;
   a->n = n, a->m = m;
-  a->width = aa ? (int64_t)ceil(support) * 2 + 1 : (int64_t)(2 * half);
-  size_t cnt = (size_t)(m ? m : 1);
-  a->xmin = malloc(cnt * sizeof(int64_t));
-  a->xsize = malloc(cnt * sizeof(int64_t));
-  a->w = calloc(cnt * (size_t)a->width, sizeof(double));
-  if (!a->xmin || !a->xsize || !a->w) return false;
   double wmax = 0;
-  for (int64_t i = 0; i < m; i++) {
-    double* w = a->w + i * a->width;
-    double wm = aa ? window_aa(a, i, scale, support, cubic, w, &a->xmin[i], &a->xsize[i])
-                   : window_plain(a, i, scale, align, cubic, w, &a->xmin[i], &a->xsize[i]);
-    if (wm > wmax) wmax = wm;
+  if (aa) { /* the float resizes' windows, computed in double */
+    tt_larg_t sc = {.kind = given > 0 ? TT_ARG_FLOAT : TT_ARG_NONE, .f = given};
+    aa_dim_t d = {0};
+    bool ok = tt__aa_weights(n, m, align, &sc, true, cubic, &d);
+    a->width = d.width, a->xmin = d.xmin, a->xsize = d.xsize, a->w = d.w;
+    if (!ok) return false;
+    for (int64_t i = 0; i < m * a->width; i++) wmax = a->w[i] > wmax ? a->w[i] : wmax;
+  } else {
+    double scale = align ? (m > 1 ? (double)(n - 1) / (double)(m - 1) : 0.0)
+                         : given > 0 ? 1.0 / given : (double)n / (double)m;
+    a->width = cubic ? 4 : 2;
+    size_t cnt = (size_t)(m ? m : 1);
+    a->xmin = malloc(cnt * sizeof(int64_t));
+    a->xsize = malloc(cnt * sizeof(int64_t));
+    a->w = calloc(cnt * (size_t)a->width, sizeof(double));
+    if (!a->xmin || !a->xsize || !a->w) return false;
+    for (int64_t i = 0; i < m; i++) {
+      double wm = window_plain(a, i, scale, align, cubic, a->w + i * a->width, &a->xmin[i], &a->xsize[i]);
+      if (wm > wmax) wmax = wm;
+    }
   }
   int p = 0;
   while (p < 22 && (int)(0.5 + wmax * (double)(1 << (p + 1))) < (1 << 15)) p++;
