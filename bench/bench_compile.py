@@ -72,6 +72,83 @@ def step_time(size, mode, warm, steps):
     return t, progs
 
 
+class _ProgramsNotRun:
+    """Within it, compiled graphs do not run their programs: each replay returns
+    the outputs of the capture's first replay here (run once, for real). What
+    is left of a compiled step is PyTorch's host work (dynamo's guards,
+    AOTAutograd's wrappers, the autograd engine, the optimizer's Python) and
+    torch_tpu's Python around the replays."""
+
+    def __init__(self):
+        self.real, self.outs = _compile._C, {}
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def _replay(self, cap, args, host_values, checked=False):
+        k = id(cap)
+        if k not in self.outs:
+            self.outs[k] = self.real._replay(cap, args, host_values, checked)
+            torch.tpu.synchronize()
+        out = self.outs[k]
+        return None if out is None else list(out)
+
+    def __enter__(self):
+        _compile._C = self
+        return self
+
+    def __exit__(self, *exc):
+        _compile._C = self.real
+
+
+def interleaved(size, blocks, per_block, floor=True):
+    """compiled vs JAX's jit (same plugin) and PyTorch CPU eager in alternating
+    blocks of a few steps (the machine's speed drifts within seconds), and
+    (floor) the floor of any backend under PyTorch here: JAX's whole step
+    dispatched, then the compiled step's host work with torch_tpu's programs
+    not run, then JAX's loss read. None without JAX on the plugin."""
+    dev = G.jax_device("plugin")
+    if dev is None:
+        return None
+    import jax
+
+    with jax.default_device(dev):
+        jrun = G.jax_step_fn(size, dev)
+    torch._dynamo.reset()
+    stub = _ProgramsNotRun()
+    cpu_step = make_step(size, "cpu")
+    with G.mode_ctx("fused"):
+        step = make_step(size, "compiled")
+
+        def jax_step():
+            with jax.default_device(dev):
+                return float(jrun())
+
+        def floor_step():
+            with jax.default_device(dev):
+                loss = jrun()
+                with stub:
+                    step()
+                return float(loss)
+
+        fs = {"jax": jax_step, "compiled": step, "cpu": cpu_step}
+        if floor:
+            fs["floor"] = floor_step
+        times = {k: [] for k in fs}
+        for f in fs.values():
+            for _ in range(5):
+                f()
+        for _ in range(blocks):
+            for k, f in fs.items():
+                times[k].append(G.time_steps(f, 0, per_block))
+    r = {k: statistics.median(v) for k, v in times.items()}
+    r["ratios"] = {k: G.round_ratio(times, k, "jax") for k in fs if k != "jax"}
+    r["ratios"]["compiled/cpu"] = G.round_ratio(times, "compiled", "cpu")
+    if floor:
+        r["ratios"]["floor/cpu"] = G.round_ratio(times, "floor", "cpu")
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -92,6 +169,9 @@ def main():
             G.jax_rounds(per, size, warm, steps[size], k)
         rows[size] = {m: statistics.median(v) if v else None for m, v in per.items()}
         rows[size]["ratios"] = {b: G.round_ratio(per, "compiled", b) for b in ("jax", "cpu", "inductor")}
+    fine, blocks = {}, {"tiny": (10 if args.quick else 40, 10), "mini": (3 if args.quick else 12, 2)}
+    for size in args.sizes.split(","):
+        fine[size] = interleaved(size, *blocks[size], floor=size == "tiny")
     refused = sorted({g["refused"] for g in _compile.compiled_graphs() if g["refused"]})
 
     L = [G.setup_line(steps, warm, rounds), "",
@@ -106,6 +186,25 @@ def main():
                  f"{progs[(size, 'compiled')]:.1f} |")
     L += ["", "compiled/JAX is against JAX's jit on the same plugin file (loaded by JAX with one device); "
           "jaxlib's CPU is JAX's own CPU backend, another XLA build, for reference."]
+    fine = {k: v for k, v in fine.items() if v is not None}
+    if fine:
+        L += ["", "The same steps in alternating blocks (compiled, JAX's jit, PyTorch CPU eager; tiny: 10 steps a "
+              "block, mini: 2; medians of the blocks' medians; ratios: the median of the blocks' ratios), and "
+              "the floor:", "",
+              "| GPT step | blocks | tpu compiled | JAX jit (same plugin) | PyTorch CPU eager | floor | "
+              "compiled/JAX | compiled/CPU eager | floor/JAX | floor/CPU eager |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for size, r in fine.items():
+            q = r["ratios"]
+            fl = f"{r['floor'] * 1e3:.2f} ms" if "floor" in r else "n/a"
+            L.append(f"| {size} | {blocks[size][0]} | {r['compiled'] * 1e3:.2f} ms | {r['jax'] * 1e3:.2f} ms | "
+                     f"{r['cpu'] * 1e3:.2f} ms | {fl} | {G.fmt_ratio(q['compiled'])} | "
+                     f"{G.fmt_ratio(q['compiled/cpu'])} | {G.fmt_ratio(q.get('floor'))} | "
+                     f"{G.fmt_ratio(q.get('floor/cpu'))} |")
+        L += ["", "The floor: JAX's whole step dispatched, then the compiled step's host work with torch_tpu's "
+              "programs not run (dynamo's guards, AOTAutograd's wrappers, the autograd engine, the optimizer's "
+              "Python), then JAX's loss read: what a backend whose device work were JAX's own would take under "
+              "PyTorch on these 2 cores, where the host's work and the CPU plugin's compute share the cores."]
     if refused:
         L += ["", "Graphs recorded again on every call (not replayed): " + "; ".join(refused) + "."]
     text = "\n".join(L)

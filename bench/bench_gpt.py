@@ -205,7 +205,8 @@ def jax_step_time(size, warm, steps, where="plugin"):
     import jax
 
     with jax.default_device(dev):
-        return _jax_step_time(size, warm, steps, dev)
+        run = jax_step_fn(size, dev)
+        return time_steps(lambda: float(run()), warm, steps)
 
 
 def jax_rounds(per, size, warm, steps, k):
@@ -218,7 +219,10 @@ def jax_rounds(per, size, warm, steps, k):
             print(f"{size} jax.jit on {where} (round {k + 1}): {j * 1e3:.2f} ms", flush=True)
 
 
-def _jax_step_time(size, warm, steps, dev):
+def jax_step_fn(size, dev):
+    """The GPT step under jax.jit on dev (call it under jax.default_device(dev)):
+    a function that dispatches one step (asynchronously, as JAX does) and
+    returns its loss, a JAX array; float() of it waits for the step."""
     import jax
     import jax.numpy as jnp
 
@@ -282,12 +286,11 @@ def _jax_step_time(size, warm, steps, dev):
     def run():
         p, m, v, t, loss = step(*state, tokens, targets)
         state[:] = [p, m, v, t]
-        return float(loss)
+        return loss
 
-    run()
+    float(run())
     assert state[0]["tok.weight"].devices() == {dev}, "the JAX step ran on another device"
-
-    return time_steps(run, warm, steps)
+    return run
 
 
 # ---- a chain of tiny elementwise ops -----------------------------------------------

@@ -133,3 +133,77 @@ def test_optimizer_foreach_steps(name, make_opt):
             opt.step()
     for pc, pt in zip(cpu.parameters(), tpu.parameters()):
         torch.testing.assert_close(pt.detach().cpu(), pc.detach(), rtol=1e-5, atol=1e-6)
+
+
+# ---- lists of 0-dim tensors --------------------------------------------------------------
+# An optimizer's per-parameter step counts and bias corrections (what torch.compile'd foreach
+# optimizers compute on the device): random values, every op family, several dtypes, in-place
+# forms, and lists mixing dtypes or 0-dim with sized tensors.
+ZD_DTYPES = [torch.float32, torch.float64, torch.bfloat16]
+
+
+def zlist(dtype, seed, n=5, low=-3, high=3):
+    return [make((), dtype, low=low, high=high, seed=seed + i) for i in range(n)]
+
+
+@pytest.mark.parametrize("dtype", ZD_DTYPES)
+@pytest.mark.parametrize("name", UNARY)
+def test_foreach_zero_dim_unary(name, dtype):
+    lo, hi = POSITIVE.get(name, (-3, 3))
+    check(getattr(torch, f"_foreach_{name}"), zlist(dtype, 0, low=lo, high=hi))
+
+
+@pytest.mark.parametrize("dtype", ZD_DTYPES)
+@pytest.mark.parametrize("name", BINARY)
+def test_foreach_zero_dim_binary(name, dtype):
+    lo = 0.1 if name in ("pow", "div") else -3
+    xs, ys = zlist(dtype, 0, low=lo), zlist(dtype, 10, low=lo)
+    fn = getattr(torch, f"_foreach_{name}")
+    check(lambda a, b: fn(a, b), xs, ys)
+    check(lambda a: fn(a, 1.5), xs)
+    check(lambda a: fn(a, SCALARS + [7]), xs)  # .ScalarList
+    if name in ("add", "mul", "div"):  # .Tensor, a 0-dim float64: promotes as a 0-dim tensor
+        check(lambda a, s: fn(a, s), xs, torch.tensor(1.5, dtype=torch.float64))
+    if name == "pow":
+        check(lambda b: torch._foreach_pow(0.9, b), ys)
+
+
+def test_foreach_zero_dim_optimizer_chain():
+    # AdamW's bias corrections from step counts, as torch.compile'd foreach optimizers compute them
+    steps = [torch.tensor(float(s)) for s in (1, 2, 3, 10, 1000, 12345)]
+
+    def chain(st):
+        bc1 = torch._foreach_sub(torch._foreach_pow(0.9, st), 1.0)
+        bc2 = torch._foreach_sqrt(torch._foreach_neg(torch._foreach_sub(torch._foreach_pow(0.999, st), 1)))
+        return torch._foreach_div(torch._foreach_reciprocal(bc1), -1e-3) + torch._foreach_mul(bc2, 1e8)
+
+    check(chain, steps)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
+def test_foreach_zero_dim_integral(dtype):
+    xs, ys = zlist(dtype, 0), zlist(dtype, 10)
+    if dtype != torch.bool:
+        check(lambda a, b: torch._foreach_add(a, b, alpha=2), xs, ys)
+        check(lambda a: torch._foreach_mul(a, 0.5), xs)  # int * float: float32
+        check(lambda a: torch._foreach_neg(a), xs)
+    check(lambda a, b: torch._foreach_maximum(a, b), xs, ys)
+
+
+def test_foreach_zero_dim_mixed():
+    mixed = [make((), torch.float32, seed=1), make((), torch.float64, seed=2), make((), torch.bfloat16, seed=3)]
+    check(lambda a: torch._foreach_mul(a, 3.0), mixed)
+    check(lambda a, b: torch._foreach_add(a, b), mixed, [make((), torch.float32, seed=4 + i) for i in range(3)])
+    sized = [make((), torch.float32, seed=1), make((3,), torch.float32, seed=2)]
+    check(lambda a: torch._foreach_sqrt(torch._foreach_abs(a)), sized)
+    check(lambda a, b: torch._foreach_mul(a, b), [make((), torch.float32, seed=1)] * 2,
+          [make((4,), torch.float32, seed=2), make((), torch.float32, seed=3)])
+
+
+def test_foreach_zero_dim_in_place():
+    xs, ys = zlist(torch.float32, 0), zlist(torch.float32, 10)
+    check(lambda a, b: torch._foreach_add_(a, b, alpha=0.5) or a, xs, ys)
+    check(lambda a: torch._foreach_sqrt_(torch._foreach_abs_(a) or a) or a, xs)
+    check(lambda a, b: torch._foreach_lerp_(a, b, 0.25) or a, xs, ys)
+    check(lambda a, b, c: torch._foreach_addcdiv_(a, b, c, 0.5) or a, xs, ys, zlist(torch.float32, 20, low=1))
+    check(lambda a: torch._foreach_zero_(a) or a, xs)
