@@ -31,6 +31,8 @@ typedef struct extra {
 typedef struct pst {
   tt_storage_t* s;
   bool param;       /* its value from before the program is read: passed in */
+  bool zero;        /* its value from before the program is read, and it is empty: zeros
+                       made in the program (param_dtype, param_numel), nothing uploaded */
   bool has_val;     /* pass 1: the program has written it so far */
   bool result;      /* its final value is a result */
   tt_dtype_t dtype; /* pass 1: the type of its current value */
@@ -115,14 +117,25 @@ static int storage_index(plan_t* p, tt_storage_t* s) {
   return p->nst++;
 }
 
-/* Storage si as it is before the program, read by it: materialized, passed in. */
+/* Storage si as it is before the program, read by it: materialized, passed in;
+ * an empty one (never written: its bytes read as zeros) is zeros made in the
+ * program instead of a buffer of zeros uploaded and passed in (a fresh
+ * tensor written through a strided view: the attention outputs of a step). */
 static tt_status_t use_initial(plan_t* p, int si, tt_dtype_t hint, const char* op) {
   pst_t* e = &p->st[si];
-  if (e->has_val || e->param) return NULL;
+  if (e->has_val || e->param || e->zero) return NULL;
   tt_storage_t* s = e->s;
   if (s->state == TT_STORAGE_FAILED) {
     p->device_error = true;
     return tt__storage_check(s, op);
+  }
+  if (s->state == TT_STORAGE_EMPTY) { /* the type tt__storage_materialize would give it */
+    size_t esz = tt_dtype_size(hint);
+    tt_dtype_t dt = (esz && s->nbytes % esz == 0) ? hint : TT_U8;
+    e->zero = true;
+    e->dtype = e->param_dtype = dt;
+    e->numel = e->param_numel = (int64_t)(s->nbytes / tt_dtype_size(dt));
+    return NULL;
   }
   TT_RETURN_IF_ERROR(tt__storage_materialize(s, hint));
   e->param = true;
@@ -305,10 +318,13 @@ static tt_status_t plan_calls(plan_t* p) {
   for (int i = 0; i < p->nst; i++) {
     pst_t* e = &p->st[i];
     e->result = e->has_val && (!p->fused || e->s->user_alive || e->s->graph_refs > 0);
-    KEY(p, (int32_t)(e->param | (e->result << 1)));
+    KEY(p, (int32_t)(e->param | (e->result << 1) | (e->zero << 2)));
     if (e->param) {
       KEY(p, (int32_t)e->s->buf_dtype);
       KEY(p, e->s->buf_numel);
+    } else if (e->zero) {
+      KEY(p, (int32_t)e->param_dtype);
+      KEY(p, e->param_numel);
     }
     if (e->result) {
       if (!GROW(p->res_st, p->nres, p->capres, p->nres + 1)) return oom();
@@ -499,6 +515,11 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
   }
   for (int i = 0; i < p->nst; i++) {
     b.cur[i] = TT_SHLO_INVALID;
+    if (p->st[i].zero) {
+      int64_t n = p->st[i].param_numel;
+      b.cur[i] = tt_lt_splat(b.f, tt_lt_const0(b.f, p->st[i].param_dtype, 0.0), 1, &n);
+      continue;
+    }
     if (!p->st[i].param) continue;
     int64_t n = p->st[i].s->buf_numel;
     tt_type_t t = tt_type_make(p->st[i].s->buf_dtype, 1, &n);
@@ -663,6 +684,7 @@ static void capture_note(plan_t* p, tt_cache_entry_t* e, uint64_t h) {
     cs->param = ps->param;
     cs->param_dtype = ps->param_dtype;
     cs->param_numel = ps->param_numel;
+    cs->zero = ps->zero;
     cs->result = ps->result;
     cs->res_dtype = ps->dtype;
     cs->res_numel = ps->numel;

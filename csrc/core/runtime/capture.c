@@ -100,7 +100,7 @@ static const char* assign_slots(tt_capture_t* c, uint64_t serial0, tt_storage_t*
   const char* why = NULL;
   for (int i = 0; i < c->nst && !why; i++) {
     tt_capture_st_t* cs = &c->st[i];
-    if (!cs->param && !cs->result) continue; /* an intermediate (freed by now) */
+    if (!cs->param && !cs->zero && !cs->result) continue; /* an intermediate (freed by now) */
     int k = input_slot(inputs, nin, cs->s);
     if (k >= 0) cs->slot = k;
     else if (cs->born > serial0) cs->slot = new_slot(c, cs->s, cs->nbytes, &seen, &cap);
@@ -244,6 +244,10 @@ static tt_status_t replay_locked(tt_runtime_t* rt, const tt_capture_t* c, tt_sto
   }
   for (int i = 0; i < c->nst; i++) {
     const tt_capture_st_t* cs = &c->st[i];
+    if (cs->zero && slot_storage(cs, inputs, news)->state != TT_STORAGE_EMPTY) {
+      *stale = true; /* the program makes its initial value as zeros: written since */
+      return NULL;
+    }
     if (!cs->param) continue;
     tt_storage_t* s = slot_storage(cs, inputs, news);
     if (s->device != c->device)

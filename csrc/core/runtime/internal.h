@@ -173,6 +173,8 @@ typedef struct tt_capture_st {
   bool param;                 /* its value from before the program is passed in */
   tt_dtype_t param_dtype;     /* ... as a 1-D buffer of this type */
   int64_t param_numel;
+  bool zero;                  /* its value from before the program is read but was empty:
+                                 zeros made in the program (a replay's must be empty too) */
   bool result;                /* the program gives its new value */
   tt_dtype_t res_dtype;
   int64_t res_numel;

@@ -30,6 +30,7 @@ static void expect_f32(tt_runtime_t* rt, tt_storage_t* s, int64_t n, float (*wan
     if (got[i] != want(i)) FAILF("%s[%lld] = %g, expected %g", what, (long long)i, (double)got[i], (double)want(i));
 }
 
+static float iota_f(int64_t i) { return (float)i; }
 static float two_iota(int64_t i) { return 2.0f * (float)i; }
 static float three_iota(int64_t i) { return 3.0f * (float)i; }   /* i + 2*i */
 static float five_iota(int64_t i) { return 5.0f * (float)i; }    /* a += 2*2i */
@@ -295,12 +296,52 @@ static void check_thread_cut(tt_runtime_t* rt) {
 }
 static void test_thread_cut(void) { FOR_EACH_RT(check_thread_cut); }
 
+/* A program reading an empty storage (e += 2b, e never written: zeros) makes
+ * the zeros itself (no buffer passed in, call.c use_initial); its capture
+ * replays on another empty input, and refuses (stale) a written one. */
+static void check_empty_initial(tt_runtime_t* rt) {
+  tt_storage_t *e = NULL, *b = NULL, *e2 = NULL, *e3 = NULL;
+  float h[64];
+  for (int i = 0; i < 64; i++) h[i] = (float)i;
+  TT_CHECK_OK(host_storage(rt, 0, TT_F32, 64, h, &b));
+  TT_CHECK_OK(tt_storage_create(rt, 0, 64 * 4, &e));
+  tt_capture_t* cap = NULL;
+  const char* why = NULL;
+  TT_CHECK_OK(tt_capture_begin(rt));
+  tt_runtime_set_mode(TT_MODE_FUSED);
+  TT_CHECK_OK(add(rt, e, b, 2.0, e, 64));
+  tt_runtime_set_mode(TT_MODE_STRICT);
+  tt_storage_t* ins[2] = {e, b};
+  TT_CHECK_OK(tt_capture_end(rt, ins, 2, NULL, 0, NULL, 0, 0, 0, 0, &cap, &why));
+  if (!cap) FAILF("capture refused: %s", why ? why : "?");
+  SUB(expect_f32(rt, e, 64, two_iota, "e (recorded)"));
+  bool stale = true;
+  TT_CHECK_OK(tt_storage_create(rt, 0, 64 * 4, &e2)); /* empty: replays */
+  tt_storage_t* ins2[2] = {e2, b};
+  TT_CHECK_OK(tt_capture_replay(rt, cap, ins2, 2, NULL, NULL, 0, 0, 0, &stale));
+  TT_CHECK(!stale);
+  SUB(expect_f32(rt, e2, 64, two_iota, "e2 (replayed on an empty input)"));
+  TT_CHECK_OK(iota_storage(rt, 0, TT_F32, 64, &e3)); /* written: not zeros, stale */
+  tt_storage_t* ins3[2] = {e3, b};
+  TT_CHECK_OK(tt_capture_replay(rt, cap, ins3, 2, NULL, NULL, 0, 0, 0, &stale));
+  TT_CHECK(stale);
+  SUB(expect_f32(rt, e3, 64, iota_f, "e3 (stale: unchanged)"));
+  /* Strict: the same call on the written storage reads its values (another program) */
+  TT_CHECK_OK(add(rt, e3, b, 2.0, e3, 64));
+  SUB(expect_f32(rt, e3, 64, three_iota, "e3 += 2b"));
+  tt_capture_destroy(cap);
+  tt_storage_t* all[] = {e, b, e2, e3};
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) tt_storage_release(all[i]);
+}
+static void test_empty_initial(void) { FOR_EACH_RT(check_empty_initial); }
+
 int main(void) {
   open_runtimes();
   TT_RUN(test_replay);
   TT_RUN(test_host_values);
   TT_RUN(test_refusals);
   TT_RUN(test_thread_cut);
+  TT_RUN(test_empty_initial);
   close_runtimes();
   TT_REPORT();
 }
