@@ -129,12 +129,10 @@ static tt_status_t use_initial(plan_t* p, int si, tt_dtype_t hint, const char* o
     p->device_error = true;
     return tt__storage_check(s, op);
   }
-  if (s->state == TT_STORAGE_EMPTY) { /* the type tt__storage_materialize would give it */
-    size_t esz = tt_dtype_size(hint);
-    tt_dtype_t dt = (esz && s->nbytes % esz == 0) ? hint : TT_U8;
+  if (s->state == TT_STORAGE_EMPTY) {
     e->zero = true;
-    e->dtype = e->param_dtype = dt;
-    e->numel = e->param_numel = (int64_t)(s->nbytes / tt_dtype_size(dt));
+    e->dtype = e->param_dtype = tt__storage_empty_type(s, hint, &e->param_numel);
+    e->numel = e->param_numel;
     return NULL;
   }
   TT_RETURN_IF_ERROR(tt__storage_materialize(s, hint));

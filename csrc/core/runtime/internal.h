@@ -216,6 +216,9 @@ struct tt_capture {
 /* storage.c (rt->mu held) */
 void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt, int64_t numel,
                             const char* producer, bool pending);
+/* The 1-D type an empty storage's zeros take: hint where it divides the
+ * storage's bytes, else u8 (what tt__storage_materialize uploads). */
+tt_dtype_t tt__storage_empty_type(const tt_storage_t* s, tt_dtype_t hint, int64_t* numel);
 tt_status_t tt__storage_materialize(tt_storage_t* s, tt_dtype_t hint);
 tt_status_t tt__storage_check(tt_storage_t* s, const char* user);
 tt_status_t tt__storage_await(tt_storage_t* s);

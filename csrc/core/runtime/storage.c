@@ -61,12 +61,18 @@ void tt__storage_reset(tt_storage_t* s) {
 }
 
 /* Zeros, as one buffer in `hint` if it divides the size, else bytes. */
+tt_dtype_t tt__storage_empty_type(const tt_storage_t* s, tt_dtype_t hint, int64_t* numel) {
+  size_t esz = tt_dtype_size(hint);
+  tt_dtype_t dt = (esz && s->nbytes % esz == 0) ? hint : TT_U8;
+  *numel = (int64_t)(s->nbytes / tt_dtype_size(dt));
+  return dt;
+}
+
 tt_status_t tt__storage_materialize(tt_storage_t* s, tt_dtype_t hint) {
   if (s->state == TT_STORAGE_MATERIALIZED) return NULL;
   if (s->state == TT_STORAGE_FAILED) return tt__storage_check(s, "read");
-  size_t esz = tt_dtype_size(hint);
-  tt_dtype_t dt = (esz && s->nbytes % esz == 0) ? hint : TT_U8;
-  int64_t numel = (int64_t)(s->nbytes / tt_dtype_size(dt));
+  int64_t numel = 0;
+  tt_dtype_t dt = tt__storage_empty_type(s, hint, &numel);
   void* zeros = calloc(s->nbytes ? s->nbytes : 1, 1);
   if (!zeros) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
   tt_type_t t = tt_type_make(dt, 1, &numel);
