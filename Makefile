@@ -20,7 +20,7 @@ ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
 ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
 ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all venv core bridge demo test test-c test-py test-py-fused test-asan bench opinfo clean ops-report fuzz-views test-asan-py
+.PHONY: all venv core bridge demo test test-full test-c test-py test-py-fused test-asan bench opinfo clean ops-report fuzz-views test-asan-py
 
 all: bridge
 
@@ -93,15 +93,30 @@ demo: bridge
 
 # The disk cache of the suite's processes: under build/, never the user's.
 TEST_ENV = TORCH_TPU_CACHE_DIR=$(CURDIR)/$(BUILD)/cache
+# Two workers (pytest-xdist), one file per worker at a time: a test is host
+# work and small single-threaded compiles, so the suite uses both cores.
+# PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 2
+PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile)
+# Every test runs in Strict Eager. The Fused pass (TORCH_TPU_DEFER_AND_FUSE=1:
+# every op recorded and run in fused programs must give Strict's and CPU's
+# results and errors) runs the folders whose outcome depends on the eager
+# mode; `make test-full` runs it over every folder (tests/ops too).
+FUSED_TESTS := tests/semantics tests/modes tests/compile tests/models tests/dist tests/opinfo
 test-py: bridge
-	$(TEST_ENV) $(PY) -m pytest -q tests
+	$(TEST_ENV) $(PYTEST) tests
 
-# The same suite in Fused Eager (TORCH_TPU_DEFER_AND_FUSE=1): every op recorded
-# and run in fused programs must give Strict's and CPU's results and errors.
 test-py-fused: bridge
-	$(TEST_ENV) TORCH_TPU_DEFER_AND_FUSE=1 $(PY) -m pytest -q -p no:cacheprovider tests
+	$(TEST_ENV) TORCH_TPU_DEFER_AND_FUSE=1 $(PYTEST) $(FUSED_TESTS)
 
 test: test-c test-py test-py-fused
+
+# The long suites (run before resolving an issue): the randomized sweeps at
+# their full sizes (tests/suite.py), and the Fused pass over the whole suite.
+FULL_ENV = TORCH_TPU_TEST_FULL=1
+test-full: test-c bridge
+	$(TEST_ENV) $(FULL_ENV) $(PYTEST) tests
+	$(TEST_ENV) $(FULL_ENV) TORCH_TPU_DEFER_AND_FUSE=1 $(PYTEST) tests
 
 # ---- Python under ASan ---------------------------------------------------------
 # The bridge compiled with -fsanitize=address,undefined and linked with the
@@ -115,7 +130,7 @@ test: test-c test-py test-py-fused
 # (CPython and torch keep allocations to exit); protect_shadow_gap=0 for the
 # PJRT plugin's large mappings; reports go to build/asan-py/asan.PID (pytest
 # captures stderr). Pass PYTEST_ARGS to run a part of the suite:
-#   make test-asan-py PYTEST_ARGS="tests/test_views_fuzz.py"
+#   make test-asan-py PYTEST_ARGS="tests/semantics/test_views_fuzz.py"
 ASAN_PY    := $(BUILD)/asan-py
 ASAN_PY_SO := $(ASAN_PY)/torch_tpu/_C$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PYTEST_ARGS ?= tests
@@ -141,12 +156,12 @@ test-asan-py: bridge $(ASAN_PY_SO)
 	cd $(ASAN_PY) && $(ASAN_PY_ENV) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
 	  $(addprefix $(CURDIR)/,$(PYTEST_ARGS))
 
-# The randomized view sweep of tests/test_views_fuzz.py with more cases
+# The randomized view sweep of tests/semantics/test_views_fuzz.py with more cases
 # (make test runs 500): FUZZ_CASES=N FUZZ_SEED=S make fuzz-views
 FUZZ_CASES ?= 2000
 FUZZ_SEED ?= 1234
 fuzz-views: bridge
-	TT_VIEW_FUZZ_CASES=$(FUZZ_CASES) TT_VIEW_FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q tests/test_views_fuzz.py -k fuzz
+	TT_VIEW_FUZZ_CASES=$(FUZZ_CASES) TT_VIEW_FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q tests/semantics/test_views_fuzz.py -k fuzz
 
 bench: bridge
 	$(PY) -m pip install -q matplotlib
@@ -159,8 +174,9 @@ bench: bridge
 opinfo: bridge
 	$(PY) -m tests.opinfo.run --full
 
+# The supported-op list in docs/supported-ops.md, from the core's lowering tables.
 ops-report: bridge
-	$(PY) -m torch_tpu.ops_report --readme
+	$(PY) tools/ops_report.py --docs
 
 clean:
 	rm -rf $(BUILD) torch_tpu/_C*.so *.egg-info

@@ -8,7 +8,8 @@ On the CPU plugins tpu_dist stages through the host over gloo: device -> host,
 gloo's all-reduce, host -> device, plus a 32-byte signature exchange. So gloo
 on host tensors is the limit (goal: >= 0.8x its bandwidth). Bandwidth is the
 "bus bandwidth" of an all-reduce: 2 (n-1)/n x bytes / time.
-Writes bench/dist_results.md and the table in README.md."""
+Writes bench/dist_results.md and the table in docs/benchmarks.md (between its
+dist-bench markers)."""
 import argparse
 import os
 import socket
@@ -93,12 +94,12 @@ def main():
     if not args.quick:
         with open(os.path.join(HERE, "dist_results.md"), "w") as f:
             f.write(text + "\n")
-        readme = os.path.join(os.path.dirname(HERE), "README.md")
-        doc = open(readme).read()
+        docs = os.path.join(os.path.dirname(HERE), "docs", "benchmarks.md")
+        doc = open(docs).read()
         a, b = "<!-- dist-bench:begin -->\n", "<!-- dist-bench:end -->"
         if a in doc and b in doc:
             doc = doc[:doc.index(a) + len(a)] + text + "\n" + doc[doc.index(b):]
-            with open(readme, "w") as f:
+            with open(docs, "w") as f:
                 f.write(doc)
 
 

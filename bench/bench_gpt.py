@@ -168,7 +168,7 @@ def jax_device(where):
     """The device a JAX step runs on, or None where JAX is not installed or
     cannot take the plugin. "plugin": the PJRT plugin file torch_tpu runs on,
     loaded by JAX as a platform of its own with one device (torch_tpu's
-    client has one): the same XLA build, so the issues' "JAX's jit on the
+    client has one): the same XLA build, the reference "JAX's jit on the
     same plugin". "jaxlib": jaxlib's own CPU backend (another XLA build),
     for reference. The plugin must be registered before JAX starts its
     backends: the first call does both."""
@@ -401,7 +401,7 @@ def main():
                  f"{fmt_ratio(q['strict'])} | {fmt_ratio(q['cpu'])} | {fmt_ratio(q['jax'])} | "
                  f"{progs[(size, 'strict')]:.0f}, {progs[(size, 'fused')]:.1f} |")
     L += ["", "JAX jit (same plugin): the whole step under `jax.jit` on the PJRT plugin file torch_tpu runs on, "
-          "loaded by JAX with one device (the issues' reference); jaxlib's CPU: JAX's own CPU backend, "
+          "loaded by JAX with one device (the reference); jaxlib's CPU: JAX's own CPU backend, "
           "another XLA build, for reference. Fused/JAX is against the same plugin."]
     L += ["", "| tiny step by phase (host time) | " + " | ".join(PHASES) + " | sum |",
           "|---|" + "---|" * (len(PHASES) + 1)]

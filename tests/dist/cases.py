@@ -1,4 +1,4 @@
-"""Cases of tests/test_distributed.py, run by every rank of a 2-process group:
+"""Cases of tests/dist/test_distributed.py, run by every rank of a 2-process group:
 
     python tests/dist/cases.py RANK WORLD PORT CASE[,CASE...]
 

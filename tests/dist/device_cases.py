@@ -1,5 +1,5 @@
 """Collectives on the devices (StableHLO programs run by PJRT), run by
-tests/test_device_collectives.py in a fresh process:
+tests/dist/test_device_collectives.py in a fresh process:
 
     python tests/dist/device_cases.py local   # 2 in-process CPU devices
     python tests/dist/device_cases.py group   # a tpu_dist group of 1, device path

@@ -56,6 +56,9 @@ static const tt_env_info_t k_env[] = {
                                "memory maps of the process beyond which the least recently used "
                                "compiled programs are dropped (each holds JIT-compiled code in "
                                "maps of its own); default: half of the kernel's vm.max_map_count"},
+    [TT_ENV_PJRT_LOG] = {"TORCH_TPU_PJRT_LOG", "0",
+                         "1: show the informational lines the PJRT plugin logs while it loads and "
+                         "creates its client (hidden by default; its warnings and errors always show)"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

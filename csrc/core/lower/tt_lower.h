@@ -73,6 +73,19 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
 #define TT_LF_RNG 0x1u /* the op consumes random bits: the runtime passes a TT_ARG_RNG
                           as an extra, last argument (after the schema's args) */
 #define TT_LF_WRITE_ONLY 0x2u /* in-place op that never reads self: self comes as TT_ARG_OUT */
+/* Complex values: an op whose tensors or Scalars are complex runs only with one of these;
+ * without, the runtime refuses it with a clear error (most lowerings treat any non-float dtype
+ * as an integer or compute in f32, which would drop imaginary parts silently). */
+#define TT_LF_COMPLEX 0x4u      /* computes on complex values as PyTorch's CPU does */
+#define TT_LF_COMPLEX_SAME 0x8u /* ... when every tensor is complex (products: one dtype) */
+
+/* A fact that holds for every overload of an op: its base name ("aten::add" covers
+ * "aten::add.Tensor", "aten::add_.Scalar", ...) and flags, kept beside the family's table
+ * (`tt_lower_<family>_facts`) and ORed into the flags of the entries tt_lower_find returns. */
+typedef struct tt_lower_fact {
+  const char* op;
+  uint32_t flags;
+} tt_lower_fact_t;
 
 struct tt_lower_entry {
   const char* name;  /* ATen schema name with overload: "aten::add.Tensor", "aten::relu" */
@@ -82,10 +95,14 @@ struct tt_lower_entry {
 };
 
 /* Lookup by full name ("aten::add_.Tensor"; an overload-less op is "aten::relu").
- * Returns NULL if we have no lowering. O(1) after the first call. */
+ * Returns NULL if we have no lowering. O(1) after the first call. The entry's flags
+ * include its family's facts. */
 const tt_lower_entry_t* tt_lower_find(const char* name);
 /* All entries (for the supported-op report). */
 int tt_lower_count(void);
+/* Checks that every fact names an op of its own family's table (an error
+ * naming the first that does not). */
+tt_status_t tt_lower_check_facts(void);
 const tt_lower_entry_t* tt_lower_at(int i);
 
 /* ---- helpers for lowering functions (lower_util.c) -------------------------- */

@@ -370,16 +370,26 @@ tt_status_t tt_pjrt_open_with(const char* path, const tt_pjrt_options_t* o, tt_p
                           "key-value store (get, try_get, put); got node_id %d", o->num_nodes, o->num_nodes,
                           o->node_id);
   const tt_abi_api_t* api = NULL;
-  TT_RETURN_IF_ERROR(tt__load(path, &api));
+  tt__pjrt_log_capture_t log;
+  tt__pjrt_log_capture_begin(&log);
+  tt_status_t st = tt__load(path, &api);
+  if (st) {
+    tt__pjrt_log_capture_end(&log, true);
+    return st;
+  }
   tt_pjrt_t* p = calloc(1, sizeof(*p));
-  if (!p) return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!p) {
+    tt__pjrt_log_capture_end(&log, true);
+    return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of memory");
+  }
   p->api = api;
   if (multi) p->kv = o->kv;
   tt__copy(p->info.plugin_path, sizeof(p->info.plugin_path), path, strlen(path));
   p->info.api_major = api->version.major;
   p->info.api_minor = api->version.minor;
   tt__read_attributes(api, &p->info);
-  tt_status_t st = multi ? tt__client_create_multi(p, o) : tt__client_create(api, o->cpu_device_count, &p->client);
+  st = multi ? tt__client_create_multi(p, o) : tt__client_create(api, o->cpu_device_count, &p->client);
+  tt__pjrt_log_capture_end(&log, st != NULL);
   if (st) goto fail;
   st = tt__read_info(p);
   if (st) goto fail;

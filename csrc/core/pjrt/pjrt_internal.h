@@ -4,6 +4,7 @@
 #define TT_PJRT_INTERNAL_H_
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include "pjrt_abi.h"
 #include "tt_pjrt.h"
 
@@ -30,6 +31,18 @@ struct tt_pjrt_exec {
 /* Wraps a loaded executable (ownership passes in, also on failure) as a
  * tt_pjrt_exec_t with its output count: what compile and deserialize return. */
 tt_status_t tt__pjrt_exec_wrap(tt_pjrt_t* p, tt_abi_loaded_exec_t* le, tt_pjrt_exec_t** out);
+
+/* The plugin's start-up log (startup_log.c): between begin and end, stderr
+ * goes to a temporary file; end restores it and writes back every captured
+ * line except absl's informational ones (all of them when show_all, e.g. the
+ * load failed). Without TORCH_TPU_PJRT_LOG=1 only; a capture that cannot be
+ * set up leaves stderr alone. begin and end pair on one thread. */
+typedef struct tt__pjrt_log_capture {
+  int saved_fd;  /* the process's stderr while captured, else -1 */
+  FILE* file;    /* owned: the capture, NULL when not capturing */
+} tt__pjrt_log_capture_t;
+void tt__pjrt_log_capture_begin(tt__pjrt_log_capture_t* c);
+void tt__pjrt_log_capture_end(tt__pjrt_log_capture_t* c, bool show_all);
 
 /* The key-value callbacks passed to Client_Create (user arg: the tt_pjrt_t,
  * whose kv they call): pjrt_multi.c. Exposed for the tests, which call them

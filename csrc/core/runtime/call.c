@@ -848,7 +848,7 @@ tt_status_t tt_runtime_call(tt_runtime_t* rt, const tt_call_t* call) {
   for (int i = 0; i < call->nout; i++)
     if (tt_view_numel(&call->outs[i]) > 0) any = true;
   if (!any && call->nout > 0) return NULL; /* nothing to write */
-  TT_RETURN_IF_ERROR(tt__complex_gate(call));
+  TT_RETURN_IF_ERROR(tt__complex_check(call));
   pthread_mutex_lock(&rt->mu);
   tt_status_t st;
   if (tt_runtime_mode() == TT_MODE_FUSED) {

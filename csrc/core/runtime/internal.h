@@ -317,8 +317,8 @@ double tt__now(void);
 tt_status_t tt__coll_program(const tt_collective_t* c, tt_sbuf_t* out);
 void tt__coll_cache_clear(tt_runtime_t* rt);
 
-/* complex_gate.c: refuses complex tensors for ops whose lowering is not known
- * to handle them (instead of silently dropping imaginary parts). */
-tt_status_t tt__complex_gate(const tt_call_t* c);
+/* complex_check.c: refuses complex tensors for ops whose entry does not say
+ * they compute on them (TT_LF_COMPLEX / TT_LF_COMPLEX_SAME). */
+tt_status_t tt__complex_check(const tt_call_t* c);
 
 #endif /* TT_RUNTIME_INTERNAL_H_ */

@@ -202,7 +202,7 @@ static tt_status_t lower_copy(tt_lctx_t* c) {
   }
   return tt_l_set_out(c, 0, tt_l_arg_as(c, 1, ot->dtype, ot));
 }
-static const tt_lower_entry_t k_copy = {"tt::copy", lower_copy, 0, TT_LF_WRITE_ONLY};
+static const tt_lower_entry_t k_copy = {"tt::copy", lower_copy, 0, TT_LF_WRITE_ONLY | TT_LF_COMPLEX};
 
 static tt_call_t copy_call(tt_call_arg_t args[2], const tt_view_t* dst, const tt_view_t* src) {
   memset(args, 0, 2 * sizeof(*args));

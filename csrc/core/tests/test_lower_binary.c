@@ -328,7 +328,9 @@ static void test_registry(void) {
   for (int f = 0; f < 3; f++)
     for (int i = 0; i < n[f]; i++) {
       const tt_lower_entry_t* e = &t[f][i];
-      if (!e->fn || tt_lower_find(e->name) != e || strncmp(e->name, "aten::", 6)) {
+      const tt_lower_entry_t* r = tt_lower_find(e->name);
+      if (!e->fn || !r || r->fn != e->fn || r->param != e->param || (r->flags & e->flags) != e->flags ||
+          strncmp(e->name, "aten::", 6)) {
         fprintf(stderr, "  row %s: not registered as itself\n", e->name);
         bad++;
       }
@@ -340,6 +342,28 @@ static void test_registry(void) {
   }
   TT_CHECK(bad == 0);
   TT_CHECK(n[0] > 150 && n[1] > 200 && n[2] > 180);
+}
+
+/* The facts beside the tables reach the entries the registry returns: every
+ * overload of an op, nothing else; and every fact names an op of its family. */
+static void test_registry_facts(void) {
+  TT_CHECK_OK(tt_lower_check_facts());
+  const char* cpx[] = {"aten::add.Tensor", "aten::add_.Scalar", "aten::exp", "aten::sum.dim_IntList",
+                       "aten::cat", "aten::_fft_c2c", "aten::linalg_qr"};
+  for (size_t i = 0; i < sizeof(cpx) / sizeof(cpx[0]); i++) {
+    const tt_lower_entry_t* e = tt_lower_find(cpx[i]);
+    TT_CHECK(e && (e->flags & TT_LF_COMPLEX) && !(e->flags & TT_LF_COMPLEX_SAME));
+  }
+  const tt_lower_entry_t* mm = tt_lower_find("aten::mm");
+  TT_CHECK(mm && (mm->flags & TT_LF_COMPLEX_SAME) && !(mm->flags & TT_LF_COMPLEX));
+  const char* real[] = {"aten::relu", "aten::atan2", "aten::addmv_", "aten::maximum"};
+  for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+    const tt_lower_entry_t* e = tt_lower_find(real[i]);
+    TT_CHECK(e && !(e->flags & TT_LF_COMPLEX));
+  }
+  int with = 0;
+  for (int i = 0; i < tt_lower_count(); i++) with += (tt_lower_at(i)->flags & TT_LF_COMPLEX) != 0;
+  TT_CHECK(with > 250 && with < tt_lower_count() / 2);
 }
 
 static void test_old_plugin(void) {
@@ -360,6 +384,7 @@ int main(void) {
   TT_RUN(test_binary_misc);
   TT_RUN(test_binary_errors);
   TT_RUN(test_registry);
+  TT_RUN(test_registry_facts);
   tt_pjrt_t* p_new = ew_plugin;
   ew_plugin = ew_open("TT_TEST_PLUGIN_OLD");
   if (ew_plugin) {

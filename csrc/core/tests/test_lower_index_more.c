@@ -163,7 +163,7 @@ static void check_test_tri_indices_multinomial(tt_pjrt_t* p) {
 
 /* The device-side assertions add one check (with CPU's message) and no
  * output; more or fewer than one element is refused at lowering time. The
- * check's run is tested through the runtime (tests/test_assert_async.py). */
+ * check's run is tested through the runtime (tests/semantics/test_assert_async.py). */
 static const char* assert_lowering(const char* name, tt_dtype_t dt, int64_t n, const char* msg, int* nchecks,
                                    tt_status_t* st) {
   static char got[128];

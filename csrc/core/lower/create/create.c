@@ -292,3 +292,13 @@ const tt_lower_entry_t tt_lower_create[] = {
     {"aten::bernoulli.Tensor_out", lower_bernoulli, BERN_TENSOR, TT_LF_RNG},
 };
 const int tt_lower_create_count = TT_TABLE_COUNT(tt_lower_create);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_create_facts[] = {
+    {"aten::fill", TT_LF_COMPLEX}, {"aten::fill_", TT_LF_COMPLEX}, {"aten::zero", TT_LF_COMPLEX},
+    {"aten::zero_", TT_LF_COMPLEX}, {"aten::eye", TT_LF_COMPLEX}, {"aten::normal_", TT_LF_COMPLEX},
+    {"aten::uniform_", TT_LF_COMPLEX}, {"aten::linspace", TT_LF_COMPLEX},
+};
+const int tt_lower_create_facts_count = TT_TABLE_COUNT(tt_lower_create_facts);

@@ -417,3 +417,24 @@ const tt_lower_entry_t tt_lower_binary[] = {
     {"aten::copy_", tt__ew_lower_copy, 0, TT_LF_WRITE_ONLY},
 };
 const int tt_lower_binary_count = TT_TABLE_COUNT(tt_lower_binary);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_binary_facts[] = {
+    {"aten::copy", TT_LF_COMPLEX}, {"aten::copy_", TT_LF_COMPLEX}, {"aten::where", TT_LF_COMPLEX},
+    {"aten::masked_fill", TT_LF_COMPLEX}, {"aten::masked_fill_", TT_LF_COMPLEX},
+    {"aten::add", TT_LF_COMPLEX}, {"aten::add_", TT_LF_COMPLEX}, {"aten::sub", TT_LF_COMPLEX},
+    {"aten::sub_", TT_LF_COMPLEX}, {"aten::rsub", TT_LF_COMPLEX}, {"aten::mul", TT_LF_COMPLEX},
+    {"aten::mul_", TT_LF_COMPLEX}, {"aten::div", TT_LF_COMPLEX}, {"aten::div_", TT_LF_COMPLEX},
+    {"aten::eq", TT_LF_COMPLEX}, {"aten::eq_", TT_LF_COMPLEX}, {"aten::ne", TT_LF_COMPLEX},
+    {"aten::ne_", TT_LF_COMPLEX}, {"aten::logical_and", TT_LF_COMPLEX},
+    {"aten::logical_and_", TT_LF_COMPLEX}, {"aten::logical_or", TT_LF_COMPLEX},
+    {"aten::logical_or_", TT_LF_COMPLEX}, {"aten::logical_xor", TT_LF_COMPLEX},
+    {"aten::logical_xor_", TT_LF_COMPLEX}, {"aten::pow", TT_LF_COMPLEX},
+    {"aten::pow_", TT_LF_COMPLEX}, {"aten::addcmul", TT_LF_COMPLEX},
+    {"aten::addcmul_", TT_LF_COMPLEX}, {"aten::addcdiv", TT_LF_COMPLEX},
+    {"aten::addcdiv_", TT_LF_COMPLEX}, {"aten::lerp", TT_LF_COMPLEX},
+    {"aten::lerp_", TT_LF_COMPLEX}, {"aten::logaddexp", TT_LF_COMPLEX},
+};
+const int tt_lower_binary_facts_count = TT_TABLE_COUNT(tt_lower_binary_facts);

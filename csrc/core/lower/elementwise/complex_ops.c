@@ -2,7 +2,7 @@
  * angle) and conj_physical. real / imag / view_as_real / view_as_complex /
  * conj are views (the bridge and the runtime's view reads handle them); these
  * are the ops that compute. Which ops may see complex tensors at all is
- * decided in core/runtime/complex_gate.c. */
+ * a fact beside each family's table (TT_LF_COMPLEX). */
 #include "lower_elementwise.h"
 #include "../tt_lower_tables.h"
 
@@ -68,7 +68,7 @@ static tt_status_t lower_conj_physical(tt_lctx_t* c) {
 
 /* abs / angle / sgn of a complex tensor (arg 0), for the families that own
  * those ATen names (unary.c, special_misc.c): they delegate complex inputs
- * here; the ops are listed in core/runtime/complex_gate.c. abs = hypot(re,
+ * here (their facts say TT_LF_COMPLEX). abs = hypot(re,
  * im) and angle = atan2(im, re) as std::abs / std::arg; sgn = z / |z| (a
  * complex over a real), 0 at 0. */
 tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
@@ -152,3 +152,14 @@ const tt_lower_entry_t tt_lower_complex_ops[] = {
     {"tt::complex_sgn", lower_complex_unary, TT_CX_SGN, 0},
 };
 const int tt_lower_complex_ops_count = TT_TABLE_COUNT(tt_lower_complex_ops);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_complex_ops_facts[] = {
+    {"aten::_conj_physical", TT_LF_COMPLEX}, {"aten::conj_physical", TT_LF_COMPLEX},
+    {"aten::conj_physical_", TT_LF_COMPLEX}, {"aten::complex", TT_LF_COMPLEX},
+    {"aten::polar", TT_LF_COMPLEX}, {"tt::complex_abs", TT_LF_COMPLEX},
+    {"tt::complex_angle", TT_LF_COMPLEX}, {"tt::complex_sgn", TT_LF_COMPLEX},
+};
+const int tt_lower_complex_ops_facts_count = TT_TABLE_COUNT(tt_lower_complex_ops_facts);

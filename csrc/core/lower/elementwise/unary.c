@@ -310,3 +310,33 @@ const tt_lower_entry_t tt_lower_unary[] = {
     UB("hardshrink_backward", TT_U_SHRINK_BWD) UB("softshrink_backward", TT_U_SHRINK_BWD)
 };
 const int tt_lower_unary_count = TT_TABLE_COUNT(tt_lower_unary);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_unary_facts[] = {
+    {"aten::abs", TT_LF_COMPLEX}, {"aten::sgn", TT_LF_COMPLEX},
+    {"aten::logical_not", TT_LF_COMPLEX}, {"aten::logical_not_", TT_LF_COMPLEX},
+    {"aten::nan_to_num", TT_LF_COMPLEX}, {"aten::nan_to_num_", TT_LF_COMPLEX},
+    {"aten::neg", TT_LF_COMPLEX}, {"aten::neg_", TT_LF_COMPLEX}, {"aten::isnan", TT_LF_COMPLEX},
+    {"aten::isinf", TT_LF_COMPLEX}, {"aten::exp", TT_LF_COMPLEX}, {"aten::exp_", TT_LF_COMPLEX},
+    {"aten::exp2", TT_LF_COMPLEX}, {"aten::exp2_", TT_LF_COMPLEX}, {"aten::expm1", TT_LF_COMPLEX},
+    {"aten::expm1_", TT_LF_COMPLEX}, {"aten::log", TT_LF_COMPLEX}, {"aten::log_", TT_LF_COMPLEX},
+    {"aten::log2", TT_LF_COMPLEX}, {"aten::log2_", TT_LF_COMPLEX}, {"aten::log10", TT_LF_COMPLEX},
+    {"aten::log10_", TT_LF_COMPLEX}, {"aten::log1p", TT_LF_COMPLEX},
+    {"aten::log1p_", TT_LF_COMPLEX}, {"aten::sqrt", TT_LF_COMPLEX}, {"aten::sqrt_", TT_LF_COMPLEX},
+    {"aten::rsqrt", TT_LF_COMPLEX}, {"aten::rsqrt_", TT_LF_COMPLEX},
+    {"aten::reciprocal", TT_LF_COMPLEX}, {"aten::reciprocal_", TT_LF_COMPLEX},
+    {"aten::sigmoid", TT_LF_COMPLEX}, {"aten::sigmoid_", TT_LF_COMPLEX},
+    {"aten::sin", TT_LF_COMPLEX}, {"aten::sin_", TT_LF_COMPLEX}, {"aten::cos", TT_LF_COMPLEX},
+    {"aten::cos_", TT_LF_COMPLEX}, {"aten::tan", TT_LF_COMPLEX}, {"aten::tan_", TT_LF_COMPLEX},
+    {"aten::sinh", TT_LF_COMPLEX}, {"aten::sinh_", TT_LF_COMPLEX}, {"aten::cosh", TT_LF_COMPLEX},
+    {"aten::cosh_", TT_LF_COMPLEX}, {"aten::tanh", TT_LF_COMPLEX}, {"aten::tanh_", TT_LF_COMPLEX},
+    {"aten::asin", TT_LF_COMPLEX}, {"aten::asin_", TT_LF_COMPLEX}, {"aten::acos", TT_LF_COMPLEX},
+    {"aten::acos_", TT_LF_COMPLEX}, {"aten::atan", TT_LF_COMPLEX}, {"aten::atan_", TT_LF_COMPLEX},
+    {"aten::asinh", TT_LF_COMPLEX}, {"aten::asinh_", TT_LF_COMPLEX}, {"aten::acosh", TT_LF_COMPLEX},
+    {"aten::acosh_", TT_LF_COMPLEX}, {"aten::atanh", TT_LF_COMPLEX},
+    {"aten::atanh_", TT_LF_COMPLEX}, {"aten::silu", TT_LF_COMPLEX}, {"aten::silu_", TT_LF_COMPLEX},
+    {"aten::tanh_backward", TT_LF_COMPLEX}, {"aten::sigmoid_backward", TT_LF_COMPLEX},
+};
+const int tt_lower_unary_facts_count = TT_TABLE_COUNT(tt_lower_unary_facts);

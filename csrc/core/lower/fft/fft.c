@@ -202,3 +202,12 @@ const tt_lower_entry_t tt_lower_fft[] = {
     R("_fft_c2c", lower_c2c), R("_fft_c2c.out", lower_c2c),
 };
 const int tt_lower_fft_count = TT_TABLE_COUNT(tt_lower_fft);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_fft_facts[] = {
+    {"aten::_fft_r2c", TT_LF_COMPLEX}, {"aten::_fft_c2r", TT_LF_COMPLEX},
+    {"aten::_fft_c2c", TT_LF_COMPLEX},
+};
+const int tt_lower_fft_facts_count = TT_TABLE_COUNT(tt_lower_fft_facts);

@@ -243,3 +243,13 @@ const tt_lower_entry_t tt_lower_index_more[] = {
     R("embedding_renorm_", lower_embedding_renorm, 0),
 };
 const int tt_lower_index_more_count = TT_TABLE_COUNT(tt_lower_index_more);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_index_more_facts[] = {
+    {"aten::index_copy", TT_LF_COMPLEX}, {"aten::index_copy_", TT_LF_COMPLEX},
+    {"aten::put", TT_LF_COMPLEX}, {"aten::put_", TT_LF_COMPLEX}, {"aten::take", TT_LF_COMPLEX},
+    {"aten::masked_scatter", TT_LF_COMPLEX}, {"aten::masked_scatter_", TT_LF_COMPLEX},
+};
+const int tt_lower_index_more_facts_count = TT_TABLE_COUNT(tt_lower_index_more_facts);

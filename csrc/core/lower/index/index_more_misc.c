@@ -202,3 +202,13 @@ const tt_lower_entry_t tt_lower_index_more_misc[] = {
     R("_functional_assert_async.msg", lower_assert_async, 1), R("_make_dep_token", lower_dep_token, 0),
 };
 const int tt_lower_index_more_misc_count = TT_TABLE_COUNT(tt_lower_index_more_misc);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_index_more_misc_facts[] = {
+    {"aten::unfold_backward", TT_LF_COMPLEX}, {"aten::_assert_async", TT_LF_COMPLEX},
+    {"aten::_functional_assert_async", TT_LF_COMPLEX}, {"aten::renorm", TT_LF_COMPLEX},
+    {"aten::renorm_", TT_LF_COMPLEX},
+};
+const int tt_lower_index_more_misc_facts_count = TT_TABLE_COUNT(tt_lower_index_more_misc_facts);

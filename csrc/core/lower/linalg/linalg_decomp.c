@@ -6,7 +6,7 @@
  * LAPACK's dlarfg conventions, so R's signs and the taus equal geqrf's) and
  * "ProductOfElementaryHouseholderReflectors" (orgqr). Both take complex
  * values too, with zgeqrf / zlarfg's conventions (complex taus, real beta on
- * R's diagonal; checked against CPU in tests/test_linalg_complex.py), so the
+ * R's diagonal; checked against CPU in tests/ops/linalg/test_linalg_complex.py), so the
  * complex QR family is these same programs. f16/bf16 compute in
  * f32 (CPU has no half kernels for these; kept for completeness). Empty
  * matrices never reach the custom calls. */
@@ -132,3 +132,15 @@ const tt_lower_entry_t tt_lower_linalg_decomp[] = {
     {"aten::linalg_eigvals.out", tt__ld_lower_eig, 1, 0},
 };
 const int tt_lower_linalg_decomp_count = TT_TABLE_COUNT(tt_lower_linalg_decomp);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_linalg_decomp_facts[] = {
+    {"aten::linalg_eig", TT_LF_COMPLEX}, {"aten::_linalg_eigvals", TT_LF_COMPLEX},
+    {"aten::linalg_eigvals", TT_LF_COMPLEX}, {"aten::geqrf", TT_LF_COMPLEX},
+    {"aten::linalg_householder_product", TT_LF_COMPLEX}, {"aten::linalg_qr", TT_LF_COMPLEX},
+    {"aten::ormqr", TT_LF_COMPLEX}, {"aten::_linalg_eigh", TT_LF_COMPLEX},
+    {"aten::_linalg_svd", TT_LF_COMPLEX}, {"aten::linalg_lstsq", TT_LF_COMPLEX},
+};
+const int tt_lower_linalg_decomp_facts_count = TT_TABLE_COUNT(tt_lower_linalg_decomp_facts);

@@ -226,3 +226,18 @@ const tt_lower_entry_t tt_lower_matmul[] = {
     {"aten::_scaled_mm_v2", lower_scaled_mm_v2, 0, 0}, {"aten::_scaled_mm_v2.out", lower_scaled_mm_v2, 0, 0},
 };
 const int tt_lower_matmul_count = TT_TABLE_COUNT(tt_lower_matmul);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_matmul_facts[] = {
+    {"aten::mm", TT_LF_COMPLEX_SAME}, {"aten::bmm", TT_LF_COMPLEX_SAME},
+    {"aten::mv", TT_LF_COMPLEX_SAME}, {"aten::dot", TT_LF_COMPLEX_SAME},
+    {"aten::vdot", TT_LF_COMPLEX_SAME}, {"aten::addmm", TT_LF_COMPLEX_SAME},
+    {"aten::addmm_", TT_LF_COMPLEX_SAME}, {"aten::baddbmm", TT_LF_COMPLEX_SAME},
+    {"aten::baddbmm_", TT_LF_COMPLEX_SAME}, {"aten::addmv", TT_LF_COMPLEX_SAME},
+    {"aten::addmv_", TT_LF_COMPLEX_SAME}, {"aten::addbmm", TT_LF_COMPLEX_SAME},
+    {"aten::addbmm_", TT_LF_COMPLEX_SAME}, {"aten::addr", TT_LF_COMPLEX_SAME},
+    {"aten::addr_", TT_LF_COMPLEX_SAME},
+};
+const int tt_lower_matmul_facts_count = TT_TABLE_COUNT(tt_lower_matmul_facts);

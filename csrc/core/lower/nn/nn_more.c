@@ -207,3 +207,11 @@ const tt_lower_entry_t tt_lower_nn_more[] = {
     ROW("channel_shuffle.out", lower_channel_shuffle, 0, 0),
 };
 const int tt_lower_nn_more_count = TT_TABLE_COUNT(tt_lower_nn_more);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_nn_more_facts[] = {
+    {"aten::channel_shuffle", TT_LF_COMPLEX},
+};
+const int tt_lower_nn_more_facts_count = TT_TABLE_COUNT(tt_lower_nn_more_facts);

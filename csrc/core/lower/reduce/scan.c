@@ -146,3 +146,11 @@ const tt_lower_entry_t tt_lower_scan[] = {
     R("_segment_reduce_backward.out", tt__scan_segment_reduce_backward, 0),
 };
 const int tt_lower_scan_count = TT_TABLE_COUNT(tt_lower_scan);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_scan_facts[] = {
+    {"aten::_logcumsumexp", TT_LF_COMPLEX},
+};
+const int tt_lower_scan_facts_count = TT_TABLE_COUNT(tt_lower_scan_facts);

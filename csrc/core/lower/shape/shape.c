@@ -369,3 +369,24 @@ const tt_lower_entry_t tt_lower_shape[] = {
     PADS("replication", "2", PAD_REPLICATE * 8 + 2), PADS("replication", "3", PAD_REPLICATE * 8 + 3),
 };
 const int tt_lower_shape_count = TT_TABLE_COUNT(tt_lower_shape);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_shape_facts[] = {
+    {"aten::roll", TT_LF_COMPLEX}, {"aten::repeat", TT_LF_COMPLEX},
+    {"aten::constant_pad_nd", TT_LF_COMPLEX}, {"aten::tril", TT_LF_COMPLEX},
+    {"aten::triu", TT_LF_COMPLEX}, {"aten::tril_", TT_LF_COMPLEX}, {"aten::triu_", TT_LF_COMPLEX},
+    {"aten::trace", TT_LF_COMPLEX}, {"aten::linalg_cross", TT_LF_COMPLEX},
+    {"aten::reflection_pad1d", TT_LF_COMPLEX}, {"aten::reflection_pad2d", TT_LF_COMPLEX},
+    {"aten::reflection_pad3d", TT_LF_COMPLEX}, {"aten::replication_pad1d", TT_LF_COMPLEX},
+    {"aten::replication_pad2d", TT_LF_COMPLEX}, {"aten::replication_pad3d", TT_LF_COMPLEX},
+    {"aten::index_fill", TT_LF_COMPLEX}, {"aten::index_fill_", TT_LF_COMPLEX},
+    {"aten::reflection_pad1d_backward", TT_LF_COMPLEX},
+    {"aten::reflection_pad2d_backward", TT_LF_COMPLEX},
+    {"aten::reflection_pad3d_backward", TT_LF_COMPLEX},
+    {"aten::replication_pad1d_backward", TT_LF_COMPLEX},
+    {"aten::replication_pad2d_backward", TT_LF_COMPLEX},
+    {"aten::replication_pad3d_backward", TT_LF_COMPLEX},
+};
+const int tt_lower_shape_facts_count = TT_TABLE_COUNT(tt_lower_shape_facts);

@@ -113,3 +113,11 @@ const tt_lower_entry_t tt_lower_special[] = {
     S3(I, "igamma", TT_SP_IGAMMA) S3(I, "igammac", TT_SP_IGAMMAC)
 };
 const int tt_lower_special_count = TT_TABLE_COUNT(tt_lower_special);
+
+/* The table's facts (every overload of each op): which ops compute on complex values as
+ * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
+ * runtime refuses complex tensors for an op without either. */
+const tt_lower_fact_t tt_lower_special_facts[] = {
+    {"aten::angle", TT_LF_COMPLEX}, {"aten::sinc", TT_LF_COMPLEX}, {"aten::sinc_", TT_LF_COMPLEX},
+};
+const int tt_lower_special_facts_count = TT_TABLE_COUNT(tt_lower_special_facts);

@@ -1,0 +1,21 @@
+"""What `make test` and `make test-full` run differently.
+
+`make test` (CI, 30 minutes on 2 cores) runs every test, each randomized sweep at a size that
+covers its generators; `make test-full` (TORCH_TPU_TEST_FULL=1) runs the sweeps at their full
+sizes, and its Fused pass covers every folder. A sweep's own environment variable (e.g.
+TT_VIEW_FUZZ_CASES) still overrides both.
+"""
+import os
+
+FULL = os.environ.get("TORCH_TPU_TEST_FULL", "0") == "1"
+
+
+def sweep(quick, full):
+    """The number of randomized cases (or seeds) of a sweep: `quick` in `make test`, `full` in
+    `make test-full`."""
+    return full if FULL else quick
+
+
+def cases(env_var, quick, full):
+    """A sweep's size from its environment variable, else sweep(quick, full)."""
+    return int(os.environ.get(env_var) or sweep(quick, full))
