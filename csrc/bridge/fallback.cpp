@@ -28,17 +28,11 @@ struct OpInfo {
   bool bn_stats;                    // native_batch_norm: updates running stats in place
   bool host_unless_output_size;     // data-dependent size unless output_size is given
   bool mask_indices;                // has `Tensor?[] indices`: boolean masks are expanded
-  bool lu_of_transpose;             // det / slogdet: the lowering factors A^T (see below)
+  bool lu_of_transpose;             // det / slogdet: CPU's LU is of A^T when A is contiguous,
+                                    // else of A; the lowering factors its input transposed, so a
+                                    // non-contiguous real A is passed as A^T (TT_LF_LU_OF_TRANSPOSE)
   bool scalar_class_key;            // the meta key holds Scalars' classes, not values (see below)
-};
-
-// det and slogdet save an LU for their backward: CPU's is the LU of A^T when A
-// is contiguous, else of A (the backward reads A's contiguity to tell). The
-// lowering always factors its input transposed, so a non-contiguous A is
-// passed as A^T (a view): the LU is then that of A, and the value is the same.
-// Complex A: CPU always factors A itself, and so does the lowering.
-const std::unordered_set<std::string> kLuOfTransposeOps = {
-    "aten::_linalg_det", "aten::_linalg_slogdet",
+  std::vector<ScalarConversion> scalars;  // the Scalars CPU's kernel converts (overflow checks)
 };
 
 // Ops whose output size depends on the data: they sync and run on the host.
@@ -58,9 +52,12 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
   std::string name = on.name + (on.overload_name.empty() ? "" : "." + on.overload_name);
   auto ii = op.schema().argumentIndexWithName("indices");
   bool mask_indices = ii && op.schema().arguments()[*ii].type()->str() == "Tensor?[]";
-  OpInfo info{name, tt_lower_find(name.c_str()), kHostOps.count(on.name) > 0,
-              on.name == "aten::native_batch_norm", on.name == "aten::repeat_interleave", mask_indices,
-              kLuOfTransposeOps.count(on.name) > 0, scalar_class_key_op(op, on.name)};
+  const tt_lower_entry_t* entry = tt_lower_find(name.c_str());
+  uint32_t facts = entry ? entry->flags : 0;  // the op's facts (core/lower/tt_lower.h)
+  OpInfo info{name, entry, kHostOps.count(on.name) > 0, (facts & TT_LF_STATS_OUTPUTS) != 0,
+              (facts & TT_LF_HOST_SIZE) != 0, mask_indices, (facts & TT_LF_LU_OF_TRANSPOSE) != 0,
+              scalar_class_key_op(op, on.name),
+              scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr)};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -650,7 +647,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   // 1. output metadata (meta kernels, cached per signature)
   const std::shared_ptr<const MetaResult> mrp = meta_result(op, info, args);
   const MetaResult& mr = *mrp;
-  scalar_overflow_checks(schema, args, mr);  // values the cached metadata does not cover
+  scalar_overflow_checks(schema, args, mr, info.scalars);  // values the cached metadata does not cover
 
   // 2. outputs: the mutated arguments, else new tensors like the meta results
   Marshal mm;

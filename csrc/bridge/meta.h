@@ -55,10 +55,26 @@ c10::TypeKind base_kind(const c10::TypePtr& t);
 c10::TypeKind list_elem_kind(const c10::TypePtr& t);
 bool is_tpu(const at::Tensor& t);
 
-// CPU's overflow check of the Scalars some kernels convert to their element
+// Where CPU's kernel converts a Scalar argument (c10::checked_convert): the
+// `scalars` fact of the op's lowering entry (core/lower/tt_lower.h), parsed
+// once per op by scalar_conversions.
+enum class ScalarTo {
+  kResult,     // the result's dtype (scalar_t)
+  kOpmath,     // its opmath type (float for half types)
+  kNegResult,  // negated, to the result's dtype (sub: add with -alpha)
+  kIntegral64, // integral results: to int64 (truncated), then to the result's dtype (hardtanh)
+};
+struct ScalarConversion {
+  int arg;  // index in the schema's arguments
+  ScalarTo to;
+};
+// The conversions `scalars` ("name:to name:to", or NULL) names, for the
+// arguments the schema has.
+std::vector<ScalarConversion> scalar_conversions(const c10::FunctionSchema& schema, const char* scalars);
+// CPU's overflow check of the Scalars the op's kernel converts to its element
 // type (scalar_checks.cpp): throws CPU's error. Runs on every call.
 void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
-                            const MetaResult& r);
+                            const MetaResult& r, const std::vector<ScalarConversion>& conv);
 bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
 
 }  // namespace torch_tpu

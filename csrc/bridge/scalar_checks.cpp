@@ -6,51 +6,21 @@
 // such values silently. The check runs on every call, before the meta cache
 // (whose keys hold a pointwise op's Scalars by class, not value).
 //
-// Which ops convert which Scalars, and to what: found by calling every
-// pointwise op with Scalar arguments on CPU in uint8 / int8 / int32 / float16 /
-// bfloat16 / float32 with values beyond each type's range. The Scalar goes to
-// the result's dtype (`scalar_t`), or to its opmath type (float for half
-// types) where the kernel computes in it (see To); Python numbers passed as
-// `other` become wrapped tensors and are not checked (CPU neither).
+// Which ops convert which Scalars, and to what, is a fact of each op beside its
+// lowering (tt_lower_fact_t.scalars): found by calling every pointwise op with
+// Scalar arguments on CPU in uint8 / int8 / int32 / float16 / bfloat16 /
+// float32 with values beyond each type's range. The Scalar goes to the
+// result's dtype (`scalar_t`), or to its opmath type (float for half types)
+// where the kernel computes in it (ScalarTo); Python numbers passed as `other`
+// become wrapped tensors and are not checked (CPU neither).
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <unordered_map>
 
 #include "meta.h"
 
 namespace torch_tpu {
 namespace {
-
-// Where a Scalar argument is converted.
-enum class To {
-  kResult,     // the result's dtype (scalar_t)
-  kOpmath,     // its opmath type (float for half types)
-  kNegResult,  // negated, to the result's dtype (sub: add with -alpha)
-  kIntegral64, // integral results: to int64 (truncated), then to the result's dtype (hardtanh)
-};
-using ScalarRule = std::vector<std::pair<const char*, To>>;
-
-const std::unordered_map<std::string, ScalarRule>& rules() {
-  static const std::unordered_map<std::string, ScalarRule> r = [] {
-    std::unordered_map<std::string, ScalarRule> m;
-    auto add = [&m](std::initializer_list<const char*> ops, ScalarRule rule) {
-      for (const char* op : ops) m[std::string("aten::") + op] = rule;
-    };
-    add({"fill", "fill_", "masked_fill", "masked_fill_", "index_fill", "index_fill_", "scatter", "scatter_"},
-        {{"value", To::kResult}});
-    add({"clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"},
-        {{"min", To::kResult}, {"max", To::kResult}});
-    add({"add", "add_"}, {{"alpha", To::kResult}});
-    add({"sub", "sub_"}, {{"alpha", To::kNegResult}});
-    add({"hardtanh", "hardtanh_"}, {{"min_val", To::kIntegral64}, {"max_val", To::kIntegral64}});
-    add({"threshold", "threshold_"}, {{"threshold", To::kOpmath}, {"value", To::kResult}});
-    add({"addcmul", "addcmul_", "addcdiv", "addcdiv_"}, {{"value", To::kOpmath}});
-    add({"lerp", "lerp_"}, {{"weight", To::kOpmath}});
-    add({"leaky_relu", "leaky_relu_"}, {{"negative_slope", To::kOpmath}});
-    return m;
-  }();
-  return r;
-}
 
 // c10's name of each element type in the message (c10::demangle_type<T>()).
 const char* c_type_name(at::ScalarType t) {
@@ -124,8 +94,30 @@ bool overflows(const c10::Scalar& s, at::ScalarType t) {
 
 }  // namespace
 
+std::vector<ScalarConversion> scalar_conversions(const c10::FunctionSchema& schema, const char* scalars) {
+  std::vector<ScalarConversion> out;
+  const char* p = scalars;
+  while (p && *p) {
+    while (*p == ' ') p++;
+    const char* colon = std::strchr(p, ':');
+    if (!*p || !colon) break;
+    const char* end = colon + std::strcspn(colon, " ");
+    std::string name(p, colon - p), to(colon + 1, end - colon - 1);
+    p = end;
+    ScalarTo k;
+    if (to == "result") k = ScalarTo::kResult;
+    else if (to == "opmath") k = ScalarTo::kOpmath;
+    else if (to == "neg_result") k = ScalarTo::kNegResult;
+    else if (to == "integral64") k = ScalarTo::kIntegral64;
+    else TORCH_CHECK(false, "torch_tpu: ", schema.name(), ": unknown Scalar conversion '", to, "'");
+    auto i = schema.argumentIndexWithName(name);
+    if (i) out.push_back({static_cast<int>(*i), k});
+  }
+  return out;
+}
+
 void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
-                            const MetaResult& r) {
+                            const MetaResult& r, const std::vector<ScalarConversion>& conv) {
   const std::string& op = schema.name();
   if ((op == "aten::pow" || op == "aten::pow_") && args.size() >= 2 && args[0].isTensor() && args[1].isScalar()) {
     // CPU's pow(Tensor, Scalar) meta check, by value (the meta cache holds the
@@ -135,9 +127,7 @@ void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10
                   e.isIntegral(/*includeBool=*/true) && e.toLong() < 0),
                 "Integers to negative integer powers are not allowed.");
   }
-  const auto& all = rules();
-  auto it = all.find(op);
-  if (it == all.end()) return;
+  if (conv.empty()) return;
   // the result's dtype: the first new return, else the first mutated argument
   std::optional<at::ScalarType> result;
   for (const auto& ret : r.rets)
@@ -159,18 +149,17 @@ void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10
                   "For non-complex input tensors, argument alpha must not be a complex number.");
     }
   }
-  for (const auto& [arg, to] : it->second) {
-    auto i = schema.argumentIndexWithName(arg);
-    if (!i || *i >= (int)args.size() || !args[*i].isScalar()) continue;
-    c10::Scalar v = args[*i].toScalar();
+  for (const auto& [i, to] : conv) {
+    if (i >= (int)args.size() || !args[i].isScalar()) continue;
+    c10::Scalar v = args[i].toScalar();
     at::ScalarType d = t;
-    if (to == To::kOpmath && (t == at::kHalf || t == at::kBFloat16)) d = at::kFloat;
-    if (to == To::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false)) {
+    if (to == ScalarTo::kOpmath && (t == at::kHalf || t == at::kBFloat16)) d = at::kFloat;
+    if (to == ScalarTo::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false)) {
       // to int64 (a float truncated), then that integer to the result's type
       TORCH_CHECK(!overflows(v, at::kLong), "value cannot be converted to type int64_t without overflow");
       if (!v.isBoolean() && !v.isIntegral(false)) v = c10::Scalar(static_cast<int64_t>(v.toDouble()));
     }
-    if (to == To::kNegResult && !v.isBoolean()) v = -v;
+    if (to == ScalarTo::kNegResult && !v.isBoolean()) v = -v;
     TORCH_CHECK(!overflows(v, d), "value cannot be converted to type ", c_type_name(d), " without overflow");
   }
 }

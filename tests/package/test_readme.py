@@ -1,5 +1,6 @@
 """The docs stay true: docs/environment.md lists every variable of the core's env-var table, and
-docs/supported-ops.md's op list is what tools/ops_report.py generates from the lowering tables."""
+docs/supported-ops.md's op list is what tools/ops_report.py generates from the lowering tables; the core's
+layers include as docs/architecture.md says (tools/include_graph.py)."""
 import importlib.util
 import os
 
@@ -39,3 +40,13 @@ def test_supported_ops_have_lowerings():
     for name in ["aten::add.Tensor", "aten::mm", "aten::_log_softmax", "aten::nll_loss_forward",
                  "aten::_foreach_add_.Scalar", "aten::uniform_"]:
         assert name in ops
+
+
+def test_core_layers_include_only_downward():
+    """tools/include_graph.py: no upward include between the core's layers, no internal header crossed."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "include_graph.py"), "--check", "--quiet"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "upward include" not in r.stdout and "internal header crossed" not in r.stdout, r.stdout

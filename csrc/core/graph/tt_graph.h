@@ -39,6 +39,22 @@ typedef struct tt_view {
   bool neg;
 } tt_view_t;
 
+/* The view's layout over its storage's buffer (what lower/view/view.c reads
+ * and writes). */
+static inline tt_layout_t tt_view_layout(const tt_view_t* v) {
+  tt_layout_t l;
+  l.dtype = v->dtype;
+  l.rank = v->rank;
+  for (int i = 0; i < TT_MAX_RANK; i++) {
+    l.sizes[i] = i < v->rank ? v->sizes[i] : 0;
+    l.strides[i] = i < v->rank ? v->strides[i] : 0;
+  }
+  l.offset = v->offset;
+  l.conj = v->conj;
+  l.neg = v->neg;
+  return l;
+}
+
 typedef struct tt_call_arg {
   tt_arg_kind_t kind;
   tt_tier_t tier;             /* TENSOR */

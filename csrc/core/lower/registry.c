@@ -30,15 +30,19 @@ static const facts_t k_facts[] = {TT_LOWER_FACT_FAMILIES(TT_FACTS)};
 #define NFACTS ((int)(sizeof(k_facts) / sizeof(k_facts[0])))
 
 /* The flags of the facts of `family` about the op of entry name `name`
- * ("aten::add_.Scalar" matches the fact "aten::add_"). */
-static uint32_t facts_of(const char* family, const char* name) {
+ * ("aten::add_.Scalar" matches the fact "aten::add_"), and their Scalar
+ * conversions (*scalars, NULL if none). */
+static uint32_t facts_of(const char* family, const char* name, const char** scalars) {
   size_t base = strcspn(name, ".");
   uint32_t flags = 0;
+  *scalars = NULL;
   for (int i = 0; i < NFACTS; i++) {
     if (strcmp(k_facts[i].family, family)) continue;
     for (int j = 0; j < *k_facts[i].count; j++) {
-      const char* op = k_facts[i].facts[j].op;
-      if (strlen(op) == base && !strncmp(op, name, base)) flags |= k_facts[i].facts[j].flags;
+      const tt_lower_fact_t* fact = &k_facts[i].facts[j];
+      if (strlen(fact->op) != base || strncmp(fact->op, name, base)) continue;
+      flags |= fact->flags;
+      if (fact->scalars) *scalars = fact->scalars;
     }
   }
   return flags;
@@ -50,6 +54,8 @@ static uint32_t facts_of(const char* family, const char* name) {
 static const tt_lower_entry_t* g_index[INDEX_SIZE]; /* open addressing */
 static const tt_lower_entry_t** g_all;
 static tt_lower_entry_t* g_entries; /* owned, for the process: the copies with their facts */
+static const char** g_scalars;      /* owned: g_entries[i]'s Scalar conversions (static strings) */
+static int g_nentries;
 static int g_count;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -60,13 +66,16 @@ static void build_index(void) {
   for (int i = 0; i < NFAMILIES; i++) total += *k_families[i].count;
   g_all = calloc((size_t)total + 1, sizeof(*g_all));
   g_entries = calloc((size_t)total + 1, sizeof(*g_entries));
-  if (!g_all || !g_entries) return;
+  g_scalars = calloc((size_t)total + 1, sizeof(*g_scalars));
+  if (!g_all || !g_entries || !g_scalars) return;
+  g_nentries = total;
   int n = 0;
   for (int i = 0; i < NFAMILIES; i++) {
     for (int j = 0; j < *k_families[i].count; j++) {
-      tt_lower_entry_t* e = &g_entries[n++];
+      tt_lower_entry_t* e = &g_entries[n];
       *e = k_families[i].entries[j];
-      e->flags |= facts_of(k_families[i].name, e->name);
+      e->flags |= facts_of(k_families[i].name, e->name, &g_scalars[n]);
+      n++;
       uint64_t h = name_hash(e->name) & (INDEX_SIZE - 1);
       bool dup = false;
       while (g_index[h]) {
@@ -99,6 +108,12 @@ int tt_lower_count(void) {
 const tt_lower_entry_t* tt_lower_at(int i) {
   pthread_once(&g_once, build_index);
   return (i >= 0 && i < g_count) ? g_all[i] : NULL;
+}
+
+const char* tt_lower_scalar_rules(const tt_lower_entry_t* e) {
+  pthread_once(&g_once, build_index);
+  if (!g_entries || e < g_entries || e >= g_entries + g_nentries) return NULL;
+  return g_scalars[e - g_entries];
 }
 
 tt_status_t tt_lower_check_facts(void) {

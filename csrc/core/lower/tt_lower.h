@@ -78,14 +78,30 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
  * as an integer or compute in f32, which would drop imaginary parts silently). */
 #define TT_LF_COMPLEX 0x4u      /* computes on complex values as PyTorch's CPU does */
 #define TT_LF_COMPLEX_SAME 0x8u /* ... when every tensor is complex (products: one dtype) */
+/* What the bridge does around the call (facts of the ATen op, not of its lowering): */
+#define TT_LF_HOST_SIZE 0x10u    /* the output size depends on the data unless the schema's
+                                    `output_size` is given: without it, the op runs on the host */
+#define TT_LF_LU_OF_TRANSPOSE 0x20u /* saves an LU for its backward, of A^T when A is contiguous
+                                       (as CPU): the lowering factors its input transposed, so a
+                                       non-contiguous real A is passed as A^T */
+#define TT_LF_STATS_OUTPUTS 0x40u /* training (arg 5) updates running_mean / running_var (args 3,
+                                     4) although the schema does not say so: two extra outputs */
 
 /* A fact that holds for every overload of an op: its base name ("aten::add" covers
  * "aten::add.Tensor", "aten::add_.Scalar", ...) and flags, kept beside the family's table
- * (`tt_lower_<family>_facts`) and ORed into the flags of the entries tt_lower_find returns. */
+ * (`tt_lower_<family>_facts`) and ORed into the flags of the entries tt_lower_find returns.
+ * `scalars`: how CPU's kernel converts the op's Scalar arguments to the element type it
+ * computes in (c10::checked_convert, which raises on overflow), as `name:to` pairs separated
+ * by spaces, `to` one of result (the result's dtype), opmath (its opmath type: float for
+ * half types), neg_result (negated, to the result's dtype), integral64 (integral results:
+ * to int64, truncated, then to the result's dtype); NULL: none converts. */
 typedef struct tt_lower_fact {
   const char* op;
   uint32_t flags;
+  const char* scalars;
 } tt_lower_fact_t;
+#define TT_FACT(op_, flags_) {.op = (op_), .flags = (flags_)}
+#define TT_FACT_SCALARS(op_, flags_, scalars_) {.op = (op_), .flags = (flags_), .scalars = (scalars_)}
 
 struct tt_lower_entry {
   const char* name;  /* ATen schema name with overload: "aten::add.Tensor", "aten::relu" */
@@ -100,6 +116,8 @@ struct tt_lower_entry {
 const tt_lower_entry_t* tt_lower_find(const char* name);
 /* All entries (for the supported-op report). */
 int tt_lower_count(void);
+/* The Scalar conversions of the op of entry e (tt_lower_fact_t.scalars), or NULL. */
+const char* tt_lower_scalar_rules(const tt_lower_entry_t* e);
 /* Checks that every fact names an op of its own family's table (an error
  * naming the first that does not). */
 tt_status_t tt_lower_check_facts(void);
@@ -144,6 +162,36 @@ int64_t tt_l_wrap_dim(int64_t d, int rank);
 /* Sets the result i to v converted/reshaped to out_types[i] when only the
  * dtype or a unit-dim reshape differs; fails otherwise. */
 tt_status_t tt_l_set_out(tt_lctx_t* c, int i, tt_val_t v);
+
+/* ---- views of a 1-D storage buffer inside a program (view/view.c) -------------
+ * A view's layout over its storage's flat buffer, in elements of `dtype`, with
+ * PyTorch's lazy math bits: reads see conj(x) / -x of the stored values, writes
+ * store conj / -value. */
+typedef struct tt_layout {
+  tt_dtype_t dtype;
+  int32_t rank;
+  int64_t sizes[TT_MAX_RANK];
+  int64_t strides[TT_MAX_RANK];
+  int64_t offset;
+  bool conj;
+  bool neg;
+} tt_layout_t;
+
+int64_t tt_layout_numel(const tt_layout_t* v);
+bool tt_layout_is_contiguous(const tt_layout_t* v);
+/* Does a partial write through a view of `view_dtype` turn a buffer of
+ * `buf_dtype` into the view's dtype (another element size, or complex and
+ * another dtype)? */
+bool tt_l_write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype);
+/* The view's values read from `base` (a 1-D buffer of any dtype: its bytes are
+ * reinterpreted as the view's), in the view's shape. `offset_param`: an i64
+ * scalar value holding the offset at run time, or TT_SHLO_INVALID for the
+ * layout's own offset. */
+tt_val_t tt_l_view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t offset_param);
+/* `base` with `value` (converted to the view's dtype) written through the view:
+ * the new 1-D buffer (in the view's dtype when tt_l_write_retypes). */
+tt_val_t tt_l_view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t offset_param,
+                         tt_val_t value);
 
 #ifdef __cplusplus
 }

@@ -63,7 +63,8 @@
   X(nn_more)                      \
   X(linalg_decomp)                \
   X(fft)                          \
-  X(complex_ops)
+  X(complex_ops)                  \
+  X(norm)
 
 #define TT_DECLARE_FACTS(name)                     \
   extern const tt_lower_fact_t tt_lower_##name##_facts[]; \

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../lower/lower_tensor_util.h"
 
 typedef struct extra {
   tt_type_t type;
@@ -295,7 +294,7 @@ static tt_status_t plan_one(plan_t* p, const tt_call_t* c) {
     if (full) {
       e->dtype = v->dtype;
       e->numel = tt_view_numel(v);
-    } else if (tt__write_retypes(e->dtype, v->dtype)) {
+    } else if (tt_l_write_retypes(e->dtype, v->dtype)) {
       e->dtype = v->dtype; /* the buffer is rewritten in the view's dtype */
       e->numel = (int64_t)(s->nbytes / tt_dtype_size(v->dtype));
     }
@@ -515,7 +514,7 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
     b.cur[i] = TT_SHLO_INVALID;
     if (p->st[i].zero) {
       int64_t n = p->st[i].param_numel;
-      b.cur[i] = tt_lt_splat(b.f, tt_lt_const0(b.f, p->st[i].param_dtype, 0.0), 1, &n);
+      b.cur[i] = tt_l_broadcast(b.f, tt_l_full(b.f, p->st[i].param_dtype, 0, NULL, 0.0), 1, &n);
       continue;
     }
     if (!p->st[i].param) continue;
@@ -534,8 +533,10 @@ static tt_status_t build_program(plan_t* p, tt_sbuf_t* text) {
     if (!p->extra[i].packed) b.extra_val[i] = tt_shlo_param(b.f, &p->extra[i].type);
   for (int i = 0; i < p->nextra; i++) {
     if (!p->extra[i].packed) continue;
+    int g = p->extra[i].group;
     int64_t lo = p->extra[i].slot, hi = lo + 1;
-    b.extra_val[i] = tt_l_reshape(b.f, tt_lt_slice(b.f, groups[p->extra[i].group], &lo, &hi), 0, NULL);
+    tt_val_t one = p->group_n[g] == 1 ? groups[g] : tt_shlo_slice(b.f, groups[g], &lo, &hi, NULL);
+    b.extra_val[i] = tt_l_reshape(b.f, one, 0, NULL);
   }
   int out0 = 0;
   for (int k = 0; k < p->ncalls && !st; k++) {

@@ -285,15 +285,13 @@ tt_status_t tt__fuse_sync(tt_runtime_t* rt);
 /* storage.c (rt->mu held): frees s once neither PyTorch nor a graph holds it. */
 void tt__storage_unref(tt_storage_t* s);
 
-/* view_program.c: reading and writing views inside a program */
+/* view.c: the runtime's views read and written inside a program, through
+ * lower/view/view.c on their layouts. */
 bool tt__view_is_contiguous(const tt_view_t* v);
 bool tt__view_is_full(const tt_view_t* v); /* contiguous, offset 0, covers all bytes */
 /* runtime.c: a dense row-major view of `like`'s shape, dtype and math bits
  * at the start of s. */
 tt_view_t tt__dense_view(tt_storage_t* s, const tt_view_t* like);
-/* A partial write through a view whose element size differs from the buffer's
- * turns the whole buffer into the view's dtype. */
-bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype);
 /* offset_param: a 0-d i64 value holding the offset, or TT_SHLO_INVALID for the
  * static v->offset. base: 1-D value of the storage's buffer. */
 tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param);

@@ -361,6 +361,21 @@ static void test_registry_facts(void) {
     const tt_lower_entry_t* e = tt_lower_find(real[i]);
     TT_CHECK(e && !(e->flags & TT_LF_COMPLEX));
   }
+  const struct { const char* op; uint32_t flag; } bridge[] = {
+      {"aten::_linalg_det", TT_LF_LU_OF_TRANSPOSE}, {"aten::_linalg_slogdet.sign", TT_LF_LU_OF_TRANSPOSE},
+      {"aten::repeat_interleave.Tensor", TT_LF_HOST_SIZE}, {"aten::native_batch_norm.out", TT_LF_STATS_OUTPUTS}};
+  for (size_t i = 0; i < sizeof(bridge) / sizeof(bridge[0]); i++) {
+    const tt_lower_entry_t* e = tt_lower_find(bridge[i].op);
+    TT_CHECK(e && (e->flags & bridge[i].flag));
+  }
+  const char* sub = tt_lower_scalar_rules(tt_lower_find("aten::sub_.Tensor"));
+  TT_CHECK(sub && !strcmp(sub, "alpha:neg_result"));
+  const char* ht = tt_lower_scalar_rules(tt_lower_find("aten::hardtanh"));
+  TT_CHECK(ht && strstr(ht, "min_val:integral64") && strstr(ht, "max_val:integral64"));
+  TT_CHECK(!tt_lower_scalar_rules(tt_lower_find("aten::mul.Tensor")));
+  TT_CHECK(!tt_lower_scalar_rules(NULL));
+  const tt_lower_entry_t* lu = tt_lower_find("aten::linalg_lu_factor_ex");
+  TT_CHECK(lu && !(lu->flags & (TT_LF_LU_OF_TRANSPOSE | TT_LF_HOST_SIZE | TT_LF_STATS_OUTPUTS)));
   int with = 0;
   for (int i = 0; i < tt_lower_count(); i++) with += (tt_lower_at(i)->flags & TT_LF_COMPLEX) != 0;
   TT_CHECK(with > 250 && with < tt_lower_count() / 2);

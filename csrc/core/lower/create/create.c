@@ -297,8 +297,10 @@ const int tt_lower_create_count = TT_TABLE_COUNT(tt_lower_create);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_create_facts[] = {
-    {"aten::fill", TT_LF_COMPLEX}, {"aten::fill_", TT_LF_COMPLEX}, {"aten::zero", TT_LF_COMPLEX},
-    {"aten::zero_", TT_LF_COMPLEX}, {"aten::eye", TT_LF_COMPLEX}, {"aten::normal_", TT_LF_COMPLEX},
-    {"aten::uniform_", TT_LF_COMPLEX}, {"aten::linspace", TT_LF_COMPLEX},
+    TT_FACT_SCALARS("aten::fill", TT_LF_COMPLEX, "value:result"),
+    TT_FACT_SCALARS("aten::fill_", TT_LF_COMPLEX, "value:result"),
+    TT_FACT("aten::zero", TT_LF_COMPLEX), TT_FACT("aten::zero_", TT_LF_COMPLEX),
+    TT_FACT("aten::eye", TT_LF_COMPLEX), TT_FACT("aten::normal_", TT_LF_COMPLEX),
+    TT_FACT("aten::uniform_", TT_LF_COMPLEX), TT_FACT("aten::linspace", TT_LF_COMPLEX),
 };
 const int tt_lower_create_facts_count = TT_TABLE_COUNT(tt_lower_create_facts);

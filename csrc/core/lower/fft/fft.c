@@ -207,7 +207,7 @@ const int tt_lower_fft_count = TT_TABLE_COUNT(tt_lower_fft);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_fft_facts[] = {
-    {"aten::_fft_r2c", TT_LF_COMPLEX}, {"aten::_fft_c2r", TT_LF_COMPLEX},
-    {"aten::_fft_c2c", TT_LF_COMPLEX},
+    TT_FACT("aten::_fft_r2c", TT_LF_COMPLEX), TT_FACT("aten::_fft_c2r", TT_LF_COMPLEX),
+    TT_FACT("aten::_fft_c2c", TT_LF_COMPLEX),
 };
 const int tt_lower_fft_facts_count = TT_TABLE_COUNT(tt_lower_fft_facts);

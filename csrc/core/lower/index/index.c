@@ -472,11 +472,14 @@ const int tt_lower_index_count = TT_TABLE_COUNT(tt_lower_index);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_index_facts[] = {
-    {"aten::cat", TT_LF_COMPLEX}, {"aten::index_select", TT_LF_COMPLEX},
-    {"aten::flip", TT_LF_COMPLEX}, {"aten::index", TT_LF_COMPLEX}, {"aten::gather", TT_LF_COMPLEX},
-    {"aten::index_put", TT_LF_COMPLEX}, {"aten::index_put_", TT_LF_COMPLEX},
-    {"aten::scatter", TT_LF_COMPLEX}, {"aten::index_add", TT_LF_COMPLEX},
-    {"aten::index_add_", TT_LF_COMPLEX}, {"aten::scatter_add", TT_LF_COMPLEX},
-    {"aten::scatter_add_", TT_LF_COMPLEX}, {"aten::_index_put_impl_", TT_LF_COMPLEX},
+    TT_FACT("aten::cat", TT_LF_COMPLEX), TT_FACT("aten::index_select", TT_LF_COMPLEX),
+    TT_FACT("aten::flip", TT_LF_COMPLEX), TT_FACT("aten::index", TT_LF_COMPLEX),
+    TT_FACT("aten::gather", TT_LF_COMPLEX), TT_FACT("aten::index_put", TT_LF_COMPLEX),
+    TT_FACT("aten::index_put_", TT_LF_COMPLEX),
+    TT_FACT_SCALARS("aten::scatter", TT_LF_COMPLEX, "value:result"),
+    TT_FACT("aten::index_add", TT_LF_COMPLEX), TT_FACT("aten::index_add_", TT_LF_COMPLEX),
+    TT_FACT("aten::scatter_add", TT_LF_COMPLEX), TT_FACT("aten::scatter_add_", TT_LF_COMPLEX),
+    TT_FACT("aten::_index_put_impl_", TT_LF_COMPLEX),
+    TT_FACT_SCALARS("aten::scatter_", 0, "value:result"),
 };
 const int tt_lower_index_facts_count = TT_TABLE_COUNT(tt_lower_index_facts);

@@ -248,8 +248,9 @@ const int tt_lower_index_more_count = TT_TABLE_COUNT(tt_lower_index_more);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_index_more_facts[] = {
-    {"aten::index_copy", TT_LF_COMPLEX}, {"aten::index_copy_", TT_LF_COMPLEX},
-    {"aten::put", TT_LF_COMPLEX}, {"aten::put_", TT_LF_COMPLEX}, {"aten::take", TT_LF_COMPLEX},
-    {"aten::masked_scatter", TT_LF_COMPLEX}, {"aten::masked_scatter_", TT_LF_COMPLEX},
+    TT_FACT("aten::index_copy", TT_LF_COMPLEX), TT_FACT("aten::index_copy_", TT_LF_COMPLEX),
+    TT_FACT("aten::put", TT_LF_COMPLEX), TT_FACT("aten::put_", TT_LF_COMPLEX),
+    TT_FACT("aten::take", TT_LF_COMPLEX), TT_FACT("aten::masked_scatter", TT_LF_COMPLEX),
+    TT_FACT("aten::masked_scatter_", TT_LF_COMPLEX),
 };
 const int tt_lower_index_more_facts_count = TT_TABLE_COUNT(tt_lower_index_more_facts);

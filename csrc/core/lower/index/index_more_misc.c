@@ -207,8 +207,8 @@ const int tt_lower_index_more_misc_count = TT_TABLE_COUNT(tt_lower_index_more_mi
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_index_more_misc_facts[] = {
-    {"aten::unfold_backward", TT_LF_COMPLEX}, {"aten::_assert_async", TT_LF_COMPLEX},
-    {"aten::_functional_assert_async", TT_LF_COMPLEX}, {"aten::renorm", TT_LF_COMPLEX},
-    {"aten::renorm_", TT_LF_COMPLEX},
+    TT_FACT("aten::unfold_backward", TT_LF_COMPLEX), TT_FACT("aten::_assert_async", TT_LF_COMPLEX),
+    TT_FACT("aten::_functional_assert_async", TT_LF_COMPLEX),
+    TT_FACT("aten::renorm", TT_LF_COMPLEX), TT_FACT("aten::renorm_", TT_LF_COMPLEX),
 };
 const int tt_lower_index_more_misc_facts_count = TT_TABLE_COUNT(tt_lower_index_more_misc_facts);

@@ -214,14 +214,18 @@ const int tt_lower_linalg_count = TT_TABLE_COUNT(tt_lower_linalg);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_linalg_facts[] = {
-    {"aten::linalg_cholesky_ex", TT_LF_COMPLEX}, {"aten::cholesky", TT_LF_COMPLEX},
-    {"aten::cholesky_inverse", TT_LF_COMPLEX}, {"aten::_cholesky_solve_helper", TT_LF_COMPLEX},
-    {"aten::triangular_solve", TT_LF_COMPLEX}, {"aten::linalg_solve_triangular", TT_LF_COMPLEX},
-    {"aten::linalg_lu_factor_ex", TT_LF_COMPLEX}, {"aten::linalg_lu", TT_LF_COMPLEX},
-    {"aten::lu_unpack", TT_LF_COMPLEX}, {"aten::linalg_lu_solve", TT_LF_COMPLEX},
-    {"aten::_linalg_det", TT_LF_COMPLEX}, {"aten::_linalg_slogdet", TT_LF_COMPLEX},
-    {"aten::linalg_inv_ex", TT_LF_COMPLEX}, {"aten::_linalg_solve_ex", TT_LF_COMPLEX},
-    {"aten::linalg_matrix_exp", TT_LF_COMPLEX}, {"aten::linalg_ldl_factor_ex", TT_LF_COMPLEX},
-    {"aten::linalg_ldl_solve", TT_LF_COMPLEX},
+    TT_FACT("aten::linalg_cholesky_ex", TT_LF_COMPLEX), TT_FACT("aten::cholesky", TT_LF_COMPLEX),
+    TT_FACT("aten::cholesky_inverse", TT_LF_COMPLEX),
+    TT_FACT("aten::_cholesky_solve_helper", TT_LF_COMPLEX),
+    TT_FACT("aten::triangular_solve", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_solve_triangular", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_lu_factor_ex", TT_LF_COMPLEX), TT_FACT("aten::linalg_lu", TT_LF_COMPLEX),
+    TT_FACT("aten::lu_unpack", TT_LF_COMPLEX), TT_FACT("aten::linalg_lu_solve", TT_LF_COMPLEX),
+    TT_FACT("aten::_linalg_det", TT_LF_COMPLEX | TT_LF_LU_OF_TRANSPOSE),
+    TT_FACT("aten::_linalg_slogdet", TT_LF_COMPLEX | TT_LF_LU_OF_TRANSPOSE),
+    TT_FACT("aten::linalg_inv_ex", TT_LF_COMPLEX), TT_FACT("aten::_linalg_solve_ex", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_matrix_exp", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_ldl_factor_ex", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_ldl_solve", TT_LF_COMPLEX),
 };
 const int tt_lower_linalg_facts_count = TT_TABLE_COUNT(tt_lower_linalg_facts);

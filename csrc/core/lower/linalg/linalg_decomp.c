@@ -137,10 +137,11 @@ const int tt_lower_linalg_decomp_count = TT_TABLE_COUNT(tt_lower_linalg_decomp);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_linalg_decomp_facts[] = {
-    {"aten::linalg_eig", TT_LF_COMPLEX}, {"aten::_linalg_eigvals", TT_LF_COMPLEX},
-    {"aten::linalg_eigvals", TT_LF_COMPLEX}, {"aten::geqrf", TT_LF_COMPLEX},
-    {"aten::linalg_householder_product", TT_LF_COMPLEX}, {"aten::linalg_qr", TT_LF_COMPLEX},
-    {"aten::ormqr", TT_LF_COMPLEX}, {"aten::_linalg_eigh", TT_LF_COMPLEX},
-    {"aten::_linalg_svd", TT_LF_COMPLEX}, {"aten::linalg_lstsq", TT_LF_COMPLEX},
+    TT_FACT("aten::linalg_eig", TT_LF_COMPLEX), TT_FACT("aten::_linalg_eigvals", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_eigvals", TT_LF_COMPLEX), TT_FACT("aten::geqrf", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_householder_product", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_qr", TT_LF_COMPLEX), TT_FACT("aten::ormqr", TT_LF_COMPLEX),
+    TT_FACT("aten::_linalg_eigh", TT_LF_COMPLEX), TT_FACT("aten::_linalg_svd", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_lstsq", TT_LF_COMPLEX),
 };
 const int tt_lower_linalg_decomp_facts_count = TT_TABLE_COUNT(tt_lower_linalg_decomp_facts);

@@ -231,13 +231,13 @@ const int tt_lower_matmul_count = TT_TABLE_COUNT(tt_lower_matmul);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_matmul_facts[] = {
-    {"aten::mm", TT_LF_COMPLEX_SAME}, {"aten::bmm", TT_LF_COMPLEX_SAME},
-    {"aten::mv", TT_LF_COMPLEX_SAME}, {"aten::dot", TT_LF_COMPLEX_SAME},
-    {"aten::vdot", TT_LF_COMPLEX_SAME}, {"aten::addmm", TT_LF_COMPLEX_SAME},
-    {"aten::addmm_", TT_LF_COMPLEX_SAME}, {"aten::baddbmm", TT_LF_COMPLEX_SAME},
-    {"aten::baddbmm_", TT_LF_COMPLEX_SAME}, {"aten::addmv", TT_LF_COMPLEX_SAME},
-    {"aten::addmv_", TT_LF_COMPLEX_SAME}, {"aten::addbmm", TT_LF_COMPLEX_SAME},
-    {"aten::addbmm_", TT_LF_COMPLEX_SAME}, {"aten::addr", TT_LF_COMPLEX_SAME},
-    {"aten::addr_", TT_LF_COMPLEX_SAME},
+    TT_FACT("aten::mm", TT_LF_COMPLEX_SAME), TT_FACT("aten::bmm", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::mv", TT_LF_COMPLEX_SAME), TT_FACT("aten::dot", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::vdot", TT_LF_COMPLEX_SAME), TT_FACT("aten::addmm", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::addmm_", TT_LF_COMPLEX_SAME), TT_FACT("aten::baddbmm", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::baddbmm_", TT_LF_COMPLEX_SAME), TT_FACT("aten::addmv", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::addmv_", TT_LF_COMPLEX_SAME), TT_FACT("aten::addbmm", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::addbmm_", TT_LF_COMPLEX_SAME), TT_FACT("aten::addr", TT_LF_COMPLEX_SAME),
+    TT_FACT("aten::addr_", TT_LF_COMPLEX_SAME),
 };
 const int tt_lower_matmul_facts_count = TT_TABLE_COUNT(tt_lower_matmul_facts);

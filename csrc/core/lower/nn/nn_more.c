@@ -212,6 +212,6 @@ const int tt_lower_nn_more_count = TT_TABLE_COUNT(tt_lower_nn_more);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_nn_more_facts[] = {
-    {"aten::channel_shuffle", TT_LF_COMPLEX},
+    TT_FACT("aten::channel_shuffle", TT_LF_COMPLEX),
 };
 const int tt_lower_nn_more_facts_count = TT_TABLE_COUNT(tt_lower_nn_more_facts);

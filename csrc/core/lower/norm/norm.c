@@ -352,3 +352,9 @@ const tt_lower_entry_t tt_lower_norm[] = {
     ROW("_embedding_bag_per_sample_weights_backward.out", tt__norm_embedding_bag_psw_bwd, 0),
 };
 const int tt_lower_norm_count = TT_TABLE_COUNT(tt_lower_norm);
+
+/* The table's facts (every overload of each op). */
+const tt_lower_fact_t tt_lower_norm_facts[] = {
+    TT_FACT("aten::native_batch_norm", TT_LF_STATS_OUTPUTS),
+};
+const int tt_lower_norm_facts_count = TT_TABLE_COUNT(tt_lower_norm_facts);

@@ -343,12 +343,14 @@ const int tt_lower_reduce_count = TT_TABLE_COUNT(tt_lower_reduce);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_reduce_facts[] = {
-    {"aten::sum", TT_LF_COMPLEX}, {"aten::mean", TT_LF_COMPLEX}, {"aten::prod", TT_LF_COMPLEX},
-    {"aten::cumsum", TT_LF_COMPLEX}, {"aten::cumsum_", TT_LF_COMPLEX},
-    {"aten::cumprod", TT_LF_COMPLEX}, {"aten::cumprod_", TT_LF_COMPLEX},
-    {"aten::var", TT_LF_COMPLEX}, {"aten::std", TT_LF_COMPLEX}, {"aten::var_mean", TT_LF_COMPLEX},
-    {"aten::std_mean", TT_LF_COMPLEX}, {"aten::any", TT_LF_COMPLEX}, {"aten::all", TT_LF_COMPLEX},
-    {"aten::count_nonzero", TT_LF_COMPLEX}, {"aten::linalg_vector_norm", TT_LF_COMPLEX},
-    {"aten::norm", TT_LF_COMPLEX}, {"aten::logsumexp", TT_LF_COMPLEX},
+    TT_FACT("aten::sum", TT_LF_COMPLEX), TT_FACT("aten::mean", TT_LF_COMPLEX),
+    TT_FACT("aten::prod", TT_LF_COMPLEX), TT_FACT("aten::cumsum", TT_LF_COMPLEX),
+    TT_FACT("aten::cumsum_", TT_LF_COMPLEX), TT_FACT("aten::cumprod", TT_LF_COMPLEX),
+    TT_FACT("aten::cumprod_", TT_LF_COMPLEX), TT_FACT("aten::var", TT_LF_COMPLEX),
+    TT_FACT("aten::std", TT_LF_COMPLEX), TT_FACT("aten::var_mean", TT_LF_COMPLEX),
+    TT_FACT("aten::std_mean", TT_LF_COMPLEX), TT_FACT("aten::any", TT_LF_COMPLEX),
+    TT_FACT("aten::all", TT_LF_COMPLEX), TT_FACT("aten::count_nonzero", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_vector_norm", TT_LF_COMPLEX), TT_FACT("aten::norm", TT_LF_COMPLEX),
+    TT_FACT("aten::logsumexp", TT_LF_COMPLEX),
 };
 const int tt_lower_reduce_facts_count = TT_TABLE_COUNT(tt_lower_reduce_facts);

@@ -151,6 +151,6 @@ const int tt_lower_scan_count = TT_TABLE_COUNT(tt_lower_scan);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_scan_facts[] = {
-    {"aten::_logcumsumexp", TT_LF_COMPLEX},
+    TT_FACT("aten::_logcumsumexp", TT_LF_COMPLEX),
 };
 const int tt_lower_scan_facts_count = TT_TABLE_COUNT(tt_lower_scan_facts);

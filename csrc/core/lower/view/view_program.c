@@ -1,5 +1,6 @@
 /* Reading and writing strided views of a 1-D storage buffer inside a program
- * (DESIGN §5). Reads try, in order: the whole buffer (reshape), a contiguous
+ * (DESIGN §5): the lowering of every view read and write the runtime and the
+ * graph builder emit. Reads try, in order: the whole buffer (reshape), a contiguous
  * range (slice / dynamic_slice), a strided window of a contiguous parent
  * (pad + reshape + slice + transpose + broadcast: covers transpose, permute,
  * narrow, select, step slicing, expand), then a gather with computed indices.
@@ -11,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "../tt_lower.h"
 
-int64_t tt_view_numel(const tt_view_t* v) {
+int64_t tt_layout_numel(const tt_layout_t* v) {
   int64_t n = 1;
   for (int i = 0; i < v->rank; i++) n *= v->sizes[i];
   return n;
 }
 
-bool tt__view_is_contiguous(const tt_view_t* v) {
+bool tt_layout_is_contiguous(const tt_layout_t* v) {
   int64_t expect = 1;
   for (int i = v->rank - 1; i >= 0; i--) {
     if (v->sizes[i] == 1) continue;
@@ -27,12 +28,6 @@ bool tt__view_is_contiguous(const tt_view_t* v) {
     expect *= v->sizes[i];
   }
   return true;
-}
-
-bool tt__view_is_full(const tt_view_t* v) {
-  /* a view with math bits transforms the values: never moved as is */
-  return !v->conj && !v->neg && v->offset == 0 && tt__view_is_contiguous(v) &&
-         (size_t)tt_view_numel(v) * tt_dtype_size(v->dtype) == tt_storage_nbytes(v->storage);
 }
 
 static tt_type_t vec_type(tt_dtype_t dt, int64_t n) { return tt_type_make(dt, 1, &n); }
@@ -147,7 +142,7 @@ static tt_val_t as_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
 }
 
 /* PyTorch's conj / neg bits of a view, applied to a value of its dtype. */
-static tt_val_t apply_math_bits(tt_shlo_fn_t* f, tt_val_t x, const tt_view_t* v) {
+static tt_val_t apply_math_bits(tt_shlo_fn_t* f, tt_val_t x, const tt_layout_t* v) {
   if (x == TT_SHLO_INVALID) return x;
   if (v->conj && tt_dtype_is_complex(v->dtype)) {
     tt_type_t ct = *tt_shlo_type(f, x), pt = ct;
@@ -161,7 +156,7 @@ static tt_val_t apply_math_bits(tt_shlo_fn_t* f, tt_val_t x, const tt_view_t* v)
   return x;
 }
 
-bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
+bool tt_l_write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
   /* complex values cannot be bitcast: a write mixing complex and another
    * dtype of the same size also rewrites the buffer in the view's dtype */
   if (buf_dtype != view_dtype && (tt_dtype_is_complex(buf_dtype) || tt_dtype_is_complex(view_dtype)))
@@ -173,7 +168,7 @@ bool tt__write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
  * row-major order: offset + sum_i iota_i * stride_i. Built in the view's
  * shape (rank <= TT_MAX_RANK), then flattened, so that gather and scatter
  * take an index of rank 2 whatever the view's rank. */
-static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_view_t* v, tt_val_t offset_param) {
+static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_layout_t* v, tt_val_t offset_param) {
   int rank = v->rank;
   if (rank < 0 || rank > TT_MAX_RANK) {
     tt_shlo_fail(f, "a view of rank %d (at most %d dimensions are supported)", rank, TT_MAX_RANK);
@@ -190,13 +185,13 @@ static tt_val_t flat_indices(tt_shlo_fn_t* f, const tt_view_t* v, tt_val_t offse
     tt_val_t st = tt_shlo_const_i64(f, &it, v->strides[d]);
     acc = tt_l_binary(f, "stablehlo.add", acc, tt_l_binary(f, "stablehlo.multiply", io, st));
   }
-  int64_t col[2] = {tt_view_numel(v), 1};
+  int64_t col[2] = {tt_layout_numel(v), 1};
   return tt_l_reshape(f, acc, 2, col);
 }
 
-static tt_val_t read_gather(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+static tt_val_t read_gather(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off) {
   tt_val_t idx = flat_indices(f, v, off);
-  int64_t numel = tt_view_numel(v);
+  int64_t numel = tt_layout_numel(v);
   tt_type_t rt = vec_type(v->dtype, numel);
   tt_val_t ops[2] = {base, idx};
   tt_val_t flat = tt_shlo_op(f, "stablehlo.gather", ops, 2, &rt,
@@ -225,7 +220,7 @@ typedef struct {
   bool broadcasts;               /* a dim of size > 1 with stride 0 */
 } window_t;
 
-static bool window_plan(const tt_view_t* v, window_t* w) {
+static bool window_plan(const tt_layout_t* v, window_t* w) {
   int k = 0;
   w->broadcasts = false;
   for (int d = 0; d < v->rank; d++) {
@@ -296,7 +291,7 @@ static tt_val_t window_parent(tt_shlo_fn_t* f, tt_val_t base, const window_t* w)
 
 /* perm[m]: the window dim of the view's m-th moving dim in position order;
  * pos[m]: that view dim. */
-static void window_order(const tt_view_t* v, const window_t* w, int64_t* perm, int64_t* pos) {
+static void window_order(const tt_layout_t* v, const window_t* w, int64_t* perm, int64_t* pos) {
   int m = 0;
   for (int d = 0; d < v->rank; d++)
     for (int j = 0; j < w->k; j++)
@@ -308,7 +303,7 @@ static void window_order(const tt_view_t* v, const window_t* w, int64_t* perm, i
 
 /* See the file comment; returns TT_SHLO_INVALID (without failing f) when the
  * view is not such a window. */
-static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) {
+static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v) {
   window_t w;
   if (!window_plan(v, &w)) return TT_SHLO_INVALID;
   int k = w.k;
@@ -342,7 +337,7 @@ static tt_val_t read_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v) 
  * broadcast: the value, in the window's dim order, goes into the parent with
  * dynamic_update_slice, which XLA does in place (a scatter runs element by
  * element). TT_SHLO_INVALID (f not failed) when the view is no such window. */
-static tt_val_t write_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t value) {
+static tt_val_t write_window(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t value) {
   window_t w;
   if (!window_plan(v, &w) || w.broadcasts || w.k == 0) return TT_SHLO_INVALID;
   int k = w.k;
@@ -376,13 +371,13 @@ static tt_val_t write_window(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v,
   return b;
 }
 
-static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off) {
   base = as_dtype(f, base, v->dtype);
   if (base == TT_SHLO_INVALID) return base;
   int64_t N = tt_shlo_type(f, base)->dims[0];
-  int64_t numel = tt_view_numel(v);
+  int64_t numel = tt_layout_numel(v);
   if (numel == 0) return tt_l_reshape(f, slice1(f, base, 0, 0), v->rank, v->sizes);
-  if (tt__view_is_contiguous(v)) {
+  if (tt_layout_is_contiguous(v)) {
     tt_val_t flat;
     if (off != TT_SHLO_INVALID) {
       tt_type_t rt = vec_type(v->dtype, numel);
@@ -403,19 +398,19 @@ static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt
   return read_gather(f, base, v, off);
 }
 
-tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off) {
+tt_val_t tt_l_view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off) {
   return apply_math_bits(f, view_read(f, base, v, off), v);
 }
 
-tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t off,
-                        tt_val_t value) {
+tt_val_t tt_l_view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off,
+                         tt_val_t value) {
   /* a copy: tt_shlo_type points into the function's value table, which
    * every new value may move */
   const tt_type_t* btp = tt_shlo_type(f, base);
   if (!btp) return TT_SHLO_INVALID;
   tt_type_t bt = *btp;
   tt_dtype_t bdt = bt.dtype;
-  if (tt__write_retypes(bdt, v->dtype)) {
+  if (tt_l_write_retypes(bdt, v->dtype)) {
     /* a write through a view of another element size: the storage's buffer
      * becomes the view's dtype (the plan expects that) */
     base = as_dtype(f, base, v->dtype);
@@ -435,9 +430,9 @@ tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_v
     }
   }
   if (value == TT_SHLO_INVALID) return value;
-  int64_t numel = tt_view_numel(v);
+  int64_t numel = tt_layout_numel(v);
   if (numel == 0) return base;
-  if (tt__view_is_contiguous(v)) {
+  if (tt_layout_is_contiguous(v)) {
     tt_val_t flat = tt_l_reshape(f, value, 1, &numel);
     tt_val_t idx = off;
     if (idx == TT_SHLO_INVALID) {
