@@ -358,9 +358,13 @@ class CompiledGraph:
 
 
 _graphs = []  # the compiled graphs of this process, newest last (for tests and stats)
+_serial = 0  # graphs noted so far: each one's serial (the list keeps the newest 256)
 
 
 def _note(g):
+    global _serial
+    _serial += 1
+    g.serial = _serial
     _graphs.append(g)
     if len(_graphs) > 256:
         del _graphs[0]
@@ -460,15 +464,22 @@ def install():
         register_backend(backend, name=_BACKEND)
 
 
-def compiled_graphs():
-    """The graphs compiled in this process (newest last): kind, how often they
+def graph_serial():
+    """The serial of the newest graph compiled in this process (0: none yet)."""
+    return _serial
+
+
+def compiled_graphs(since=0):
+    """The graphs compiled in this process (newest last; the newest 256), with
+    a serial greater than `since` (graph_serial() before some calls: the
+    graphs they compiled): serial, kind, how often they
     were recorded and replayed, how many captures they keep (one per set of
     dynamic sizes, or of buckets), why the last recording could not be
     captured (None if it was), and whether dynamic sizes are bucketed (True,
     why not, or None without dynamic sizes)."""
     return [
-        {"kind": g.kind, "recordings": g.recordings, "replays": g.replays, "captures": len(g.captures),
+        {"serial": g.serial, "kind": g.kind, "recordings": g.recordings, "replays": g.replays, "captures": len(g.captures),
          "refused": g.refused,
          "bucketed": True if isinstance(g.bucket, _buckets.Plan) else g.bucket}
-        for g in _graphs
+        for g in _graphs if g.serial > since
     ]

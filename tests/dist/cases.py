@@ -466,7 +466,7 @@ def case_compiled_collective(rank, world):
 
     from torch_tpu import _compile
 
-    n0 = len(_compile.compiled_graphs())
+    n0 = _compile.graph_serial()
     cf = torch.compile(f, backend="tpu")
     for i in range(3):
         x = inp(rank, 4, torch.float32) + i
@@ -487,7 +487,7 @@ def case_compiled_collective(rank, world):
         out = ctp(x.to(DEV))
         close(out.full_tensor() if hasattr(out, "full_tensor") else out, ref(x))
     # split at the collective: the parts before and after it are captured and replayed
-    parts = _compile.compiled_graphs()[n0:n0 + 2]
+    parts = _compile.compiled_graphs(since=n0)[:2]
     assert len(parts) == 2 and all(p["captures"] == 1 and p["replays"] == 2 for p in parts), parts
     torch._dynamo.reset()
 
