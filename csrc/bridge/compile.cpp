@@ -1,6 +1,6 @@
 // torch.compile's captured programs (DESIGN §8): the marshalling between a
-// compiled graph's tensors and the core's captures (csrc/core/runtime/
-// capture.c). Python (torch_tpu/_compile.py) records a graph once through
+// compiled graph's tensors and the core's captures (csrc/core/graph/
+// capture.c, csrc/core/runtime/replay.c). Python (torch_tpu/_compile.py) records a graph once through
 // the normal kernels in Fused mode between _capture_begin and _capture_end;
 // _replay then runs its program on the next call's tensors, checking that
 // they are laid out as the captured ones (else Python records again).

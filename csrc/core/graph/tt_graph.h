@@ -55,13 +55,15 @@ static inline tt_layout_t tt_view_layout(const tt_view_t* v) {
   return l;
 }
 
+int64_t tt_view_numel(const tt_view_t* v);
+
 typedef struct tt_call_arg {
   tt_arg_kind_t kind;
   tt_tier_t tier;             /* TENSOR */
   tt_view_t view;             /* TENSOR on the device */
   bool on_host;               /* TENSOR that is a 0-dim host value (in `scalar`) */
   uint64_t host_id;           /* on_host: the host tensor's identity (0: none), by which a
-                                 capture (runtime/capture.c) finds its value again */
+                                 capture (graph/capture.c) finds its value again */
   tt_dtype_t sdtype;          /* SCALAR (F64, I64 or BOOL) / on_host TENSOR dtype */
   union { double f; int64_t i; uint64_t bits; unsigned char bytes[16]; } scalar; /* 16: complex128 */
   const struct tt_call_arg* list; /* TENSORS / SCALARS: n entries (TENSOR / SCALAR / NONE) */

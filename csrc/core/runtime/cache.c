@@ -98,23 +98,6 @@ void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p) {
   *c = kept;
 }
 
-#define TT_CACHE_DEFAULT_MAX 4096
-/* Memory maps one compiled program holds on the CPU plugin: 3 per JIT-compiled
- * module, and a program of several fused kernels has several modules: ~3 for
- * an add, ~90 for an eigendecomposition, ~180 for an SVD. The number of
- * programs is bounded as if each took 32; the maps themselves are bounded by
- * counting them (tt__cache_make_room, maps.c). */
-#define TT_MAPS_PER_PROGRAM 32
-
-size_t tt__cache_limit(void) {
-  int64_t env = tt_env_int(TT_ENV_CACHE_MAX_PROGRAMS, 0);
-  if (env > 0) return (size_t)env;
-  size_t lim = TT_CACHE_DEFAULT_MAX;
-  long maps = tt__max_map_count();
-  if (maps > 0 && (size_t)(maps / TT_MAPS_PER_PROGRAM) < lim) lim = (size_t)(maps / TT_MAPS_PER_PROGRAM);
-  return lim < 64 ? 64 : lim;
-}
-
 static int cmp_u64(const void* a, const void* b) {
   uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
   return x < y ? -1 : x > y;
@@ -253,8 +236,8 @@ tt_status_t tt__cache_compile(tt_runtime_t* rt, const char* name, const tt_sbuf_
   tt_status_t st = tt_pjrt_compile(rt->pjrt, text->data, text->len, out);
   *secs = tt__now() - t0;
   if (st) return st;
-  rt->compiles++;
-  rt->compile_seconds += *secs;
+  rt->stats.compiles++;
+  rt->stats.compile_seconds += *secs;
   return tt_disk_cache_put(rt->disk, text->data, text->len, *out);
 }
 

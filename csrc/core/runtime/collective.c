@@ -218,12 +218,12 @@ static tt_status_t get_exec(tt_runtime_t* rt, const tt_collective_t* c, const tt
   for (tt_coll_entry_t* e = rt->colls; e; e = e->next) {
     if (e->hash == h && e->key_len == len && !memcmp(e->key, key, len)) {
       free(key);
-      rt->cache_hits++;
+      rt->stats.cache_hits++;
       *out = e->exec;
       return NULL;
     }
   }
-  rt->cache_misses++;
+  rt->stats.cache_misses++;
   double t0 = tt__now();
   tt_pjrt_exec_t* ex = NULL;
   tt_status_t st = tt_pjrt_compile_replicated(rt->pjrt, text->data, text->len, c->group_size, c->group_ids, &ex);
@@ -234,8 +234,8 @@ static tt_status_t get_exec(tt_runtime_t* rt, const tt_collective_t* c, const tt
     tt_pjrt_exec_destroy(rt->pjrt, ex);
     return st ? st : tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
   }
-  rt->compiles++;
-  rt->compile_seconds += secs;
+  rt->stats.compiles++;
+  rt->stats.compile_seconds += secs;
   *e = (tt_coll_entry_t){key, len, h, ex, rt->colls};
   rt->colls = e;
   *out = ex;
@@ -360,9 +360,9 @@ tt_status_t tt_runtime_collective(tt_runtime_t* rt, const tt_collective_t* c, co
     for (int i = 0; i < nlocal; i++) argl[i] = &args[i], outl[i] = &outs[i];
     double t0 = tt__now();
     st = tt_pjrt_execute_replicated(rt->pjrt, ex, devices, nlocal, argl, 1, outl, 1);
-    rt->execute_seconds += tt__now() - t0;
+    rt->stats.execute_seconds += tt__now() - t0;
     if (st) st = tt_status_annotate(st, "error in %s", name);
-    else rt->executions++;
+    else rt->stats.executions++;
   }
   /* Results: straight into a storage that is the whole output, else into a
    * temporary copied into the view below. */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "tt_runtime.h"
+#include "../graph/tt_program.h"
 #include "disk_cache.h"
 
 #define TT_MAX_DEVICES 64
@@ -36,9 +37,7 @@ struct tt_storage {
   bool deferred;
   bool user_alive;
   int graph_refs;
-  uint64_t plan_serial;       /* call.c: the plan that last indexed it, and where */
-  int plan_idx;
-  uint64_t born;              /* rt->storage_serial when created (capture.c: new or not) */
+  uint64_t born;              /* rt->storage_serial when created (graph/capture.c: new or not) */
   tt_storage_t* prev;         /* live list (guarded by rt->mu) */
   tt_storage_t* next;
 };
@@ -108,109 +107,80 @@ typedef struct tt_packed_slot {
   uint64_t call;              /* rt->call_serial of the last call that took it */
 } tt_packed_slot_t;
 
-struct tt_runtime {
-  tt_pjrt_t* pjrt;            /* owned */
-  pthread_mutex_t mu;
-  tt_storage_t live;          /* sentinel of the live-storage list */
-  tt_device_stats_t dev[TT_MAX_DEVICES];
-  tt_exec_cache_t cache;
-  tt_scalar_slot_t scalars[TT_SCALAR_CACHE];
-  tt_packed_slot_t packed[TT_PACKED_CACHE];
-  int64_t packed_hits, packed_uploads;
-  tt_pending_check_t* checks; /* pending device-side checks */
-  size_t nchecks, capchecks;
+/* The runtime's counters (tt_runtime_get_stats). */
+typedef struct tt_run_stats {
   int64_t cache_hits, cache_misses, executions;
-  uint64_t call_serial;       /* counts program runs (scalar-cache pinning) */
-  uint64_t plan_serial;       /* call.c: numbers plans */
-  /* Fused Eager (fuse.c) */
-  tt_graph_t* graph;          /* owned: the recorded calls not yet run */
-  tt_graph_t* graph_spare;    /* owned: where the calls kept by a partial flush go */
-  tt_storage_t** graph_refs;  /* owned array: a storage per reference the graph holds */
-  size_t ngraph_refs, capgraph_refs;
-  size_t* node_refs;          /* owned: per recorded call, its first entry in graph_refs */
-  int capnode_refs;
-  int fuse_max_ops;           /* graph-size limit */
-  pthread_t graph_thread;     /* the thread that recorded the newest call */
-  uint64_t* lowered;          /* owned: open-addressed set of call hashes whose lowering ran
-                                 (0 = empty slot): checked once, at record time */
-  size_t nlowered, caplowered;
-  int64_t fused_flushes, fused_ops, fused_replays;
-  /* Captures (capture.c): while capturing > 0 the graph is not cut; the
-   * flush that ends a capture fills capture_note (call.c). */
-  int capturing;
-  tt_capture_t* capture_note;
-  int64_t capture_flushes0, capture_writes0; /* ... the counters when it began */
-  uint64_t capture_serial0;   /* storages born after it are new */
-  uint64_t storage_serial;    /* numbers storages as they are created */
+  int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */
   int64_t buffer_writes;      /* storage buffers set, reset or failed (storage.c) */
   double compile_seconds;
   double execute_seconds;
-  int64_t compiles;           /* programs compiled (tier-1 misses the disk did not serve) */
-  bool dump_hlo;
-  bool donate;                /* programs take the buffers of storages they rewrite (call.c) */
+} tt_run_stats_t;
+
+/* Device memory (memory.c): storages are refused beyond the capacity, as
+ * CUDA's allocator refuses (torch.OutOfMemoryError). limit 0: no limit
+ * known. With `shared` (the CPU plugin: every device is host memory) the
+ * limit holds for the sum over all devices. */
+typedef struct tt_mem_state {
+  tt_device_stats_t dev[TT_MAX_DEVICES];
+  int64_t limit;
+  bool shared;
+  const char* limit_source;   /* static: where limit comes from */
+} tt_mem_state_t;
+
+/* Device buffers of host values (scalars.c). */
+typedef struct tt_scalar_cache {
+  tt_scalar_slot_t slots[TT_SCALAR_CACHE];
+  tt_packed_slot_t packed[TT_PACKED_CACHE];
+  int64_t packed_hits, packed_uploads;
+} tt_scalar_cache_t;
+
+/* Fused Eager (fuse.c): the recorded calls not yet run, and the storages
+ * they hold. */
+typedef struct tt_fuse_state {
+  tt_graph_t* graph;          /* owned: the recorded calls not yet run */
+  tt_graph_t* spare;          /* owned: where the calls kept by a partial flush go */
+  tt_storage_t** refs;        /* owned array: a storage per reference the graph holds */
+  size_t nrefs, caprefs;
+  size_t* node_refs;          /* owned: per recorded call, its first entry in refs */
+  int capnode_refs;
+  int max_ops;                /* graph-size limit (tt_graph_max_ops, read once) */
+  pthread_t thread;           /* the thread that recorded the newest call */
+  tt_sigset_t checked;        /* owned: call signatures whose lowering ran at record time */
+  int64_t flushes, ops, replays;
+} tt_fuse_state_t;
+
+/* A capture being made (replay.c): while `capturing` > 0 the graph is not
+ * cut; the flush that ends it fills `note` (call.c). */
+typedef struct tt_capture_state {
+  int capturing;
+  tt_capture_t* note;
+  int64_t flushes0, writes0;  /* the counters when it began */
+  uint64_t serial0;           /* storages born after it are new */
+} tt_capture_state_t;
+
+/* The runtime: one lock over the state of each part. */
+struct tt_runtime {
+  tt_pjrt_t* pjrt;            /* owned */
+  pthread_mutex_t mu;
+  tt_storage_t live;          /* sentinel of the live-storage list (storage.c) */
+  uint64_t storage_serial;    /* numbers storages as they are created */
+  tt_mem_state_t mem;
+  tt_exec_cache_t cache;      /* tier 1 (cache.c) */
   tt_disk_cache_t* disk;      /* owned: tier 2 (NULL: disabled or unusable) */
+  tt_scalar_cache_t scalars;
+  tt_pending_check_t* checks; /* pending device-side checks (cache.c) */
+  size_t nchecks, capchecks;
+  uint64_t call_serial;       /* counts program runs (scalar-cache pinning) */
+  tt_fuse_state_t fuse;
+  tt_capture_state_t capture;
+  tt_coll_entry_t* colls;     /* owned: compiled collective programs (collective.c) */
+  tt_run_stats_t stats;
+  /* options */
+  bool dump_hlo;
+  bool donate;                /* programs take the buffers of storages they rewrite */
   char* dump_dir;             /* owned: TORCH_TPU_DUMP_DIR, NULL when unset */
   int64_t dumped;             /* programs written to dump_dir */
   bool dump_warned;
-  /* Device capacity (runtime.c): storages are refused beyond it, as CUDA's
-   * allocator refuses (torch.OutOfMemoryError). 0: no limit known. With
-   * mem_shared (the CPU plugin: every device is host memory) the limit holds
-   * for the sum over all devices. */
-  int64_t mem_limit;
-  bool mem_shared;
-  const char* mem_limit_source; /* static: where mem_limit comes from */
-  tt_coll_entry_t* colls;      /* owned: compiled collective programs (collective.c) */
-};
-
-/* A storage of a captured program: an input of the caller's, or one the
- * captured calls created ("new"). */
-typedef struct tt_capture_st {
-  tt_storage_t* s;            /* while the capture is made only: an identity (a storage
-                                 the program did not keep may be freed already) */
-  size_t nbytes;
-  uint64_t born;
-  int slot;                   /* >= 0: input index; < 0: new storage -slot-1 */
-  bool param;                 /* its value from before the program is passed in */
-  tt_dtype_t param_dtype;     /* ... as a 1-D buffer of this type */
-  int64_t param_numel;
-  bool zero;                  /* its value from before the program is read but was empty:
-                                 zeros made in the program (a replay's must be empty too) */
-  bool result;                /* the program gives its new value */
-  tt_dtype_t res_dtype;
-  int64_t res_numel;
-  const char* producer;       /* static: the op that wrote it last */
-} tt_capture_st_t;
-
-struct tt_capture {
-  bool has_program;           /* false: the calls wrote nothing (outputs are views, empties) */
-  bool oom;
-  int device;
-  uint64_t serial;            /* the plan's (s->plan_serial of its storages), while made */
-  unsigned char* key;         /* owned: the program's plan key, to find its executable */
-  size_t key_len;
-  uint64_t hash;
-  const char* name;           /* static */
-  tt_capture_st_t* st;        /* owned, nst: in the plan's order (parameters pass in it) */
-  int nst;
-  int* res;                   /* owned, nres: st index of each result, in result order */
-  int nres;
-  int nchecks;                /* device-side checks after the results */
-  int ngroups;                /* packed scalars: per dtype, the bytes of all slots */
-  tt_dtype_t group_dt[TT_DTYPE_COUNT];
-  int group_n[TT_DTYPE_COUNT];
-  unsigned char* group_bytes[TT_DTYPE_COUNT]; /* owned */
-  /* owned, per slot: the index of the host value it takes at replay, or -1
-   * (a constant); while the capture is made, the host tensor's identity */
-  int64_t* group_host[TT_DTYPE_COUNT];
-  bool has_host;              /* some slot takes a host value */
-  int nhost;                  /* host values a replay passes */
-  uint64_t* rng;              /* owned, 2 * nrng: (seed, offset) of each RNG call, in order */
-  int nrng;
-  int nin;                    /* inputs the caller passes */
-  size_t* new_nbytes;         /* owned, nnew */
-  int nnew;
-  int* out_slot;              /* owned, nout: as tt_capture_st_t.slot; TT_CAPTURE_NONE */
-  int nout;
 };
 
 /* storage.c (rt->mu held) */
@@ -242,7 +212,7 @@ tt_status_t tt__checks_drain(tt_runtime_t* rt);
 tt_status_t tt__cache_set_checks(tt_cache_entry_t* e, int n, const int* codes, char** msgs,
                                  const char** ops);
 void tt__cache_clear(tt_exec_cache_t* c, tt_pjrt_t* p);
-/* The number of compiled programs kept in memory: TORCH_TPU_CACHE_MAX_PROGRAMS,
+/* maps.c: the number of compiled programs kept in memory: TORCH_TPU_CACHE_MAX_PROGRAMS,
  * else 4096, fewer where the kernel's vm.max_map_count would not hold them
  * (each program the CPU plugin JIT-compiles maps a few regions; at the
  * kernel's limit its next compile fails). */
@@ -273,11 +243,9 @@ tt_status_t tt__cache_compile(tt_runtime_t* rt, const char* name, const tt_sbuf_
  * installed). */
 tt_status_t tt__run_call(tt_runtime_t* rt, const tt_call_t* call);
 tt_status_t tt__run_fused(tt_runtime_t* rt, const tt_call_t* const* calls, int n);
-/* call.c: an attribute argument (INT, BOOL, FLOAT, INTS, STR) as the lowering sees it */
-void tt__larg_attr(const tt_call_arg_t* a, tt_larg_t* l);
 
-/* fuse.c (rt->mu held): records a call into the graph (flushing when the
- * graph is full or a repeated block ends); runs the graph. */
+/* fuse.c (rt->mu held): records a call into the graph (flushing where
+ * graph/ cuts it); runs the graph. */
 tt_status_t tt__fuse_record(tt_runtime_t* rt, const tt_call_t* call);
 tt_status_t tt__fuse_flush(tt_runtime_t* rt);
 /* The same, taking rt->mu: before anything that reads or replaces buffers. */
@@ -285,18 +253,11 @@ tt_status_t tt__fuse_sync(tt_runtime_t* rt);
 /* storage.c (rt->mu held): frees s once neither PyTorch nor a graph holds it. */
 void tt__storage_unref(tt_storage_t* s);
 
-/* view.c: the runtime's views read and written inside a program, through
- * lower/view/view.c on their layouts. */
-bool tt__view_is_contiguous(const tt_view_t* v);
-bool tt__view_is_full(const tt_view_t* v); /* contiguous, offset 0, covers all bytes */
-/* runtime.c: a dense row-major view of `like`'s shape, dtype and math bits
- * at the start of s. */
+/* host.c: a dense row-major view of `like`'s shape, dtype and math bits at
+ * the start of s. */
 tt_view_t tt__dense_view(tt_storage_t* s, const tt_view_t* like);
-/* offset_param: a 0-d i64 value holding the offset, or TT_SHLO_INVALID for the
- * static v->offset. base: 1-D value of the storage's buffer. */
-tt_val_t tt__view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param);
-tt_val_t tt__view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_view_t* v, tt_val_t offset_param,
-                        tt_val_t value);
+/* Whether v is contiguous from offset 0, without math bits, over all of its storage. */
+static inline bool tt__view_is_full(const tt_view_t* v) { return tt_view_covers(v, v->storage->nbytes); }
 
 /* scalars.c (rt->mu held): a device buffer holding one host value, borrowed
  * from the cache, or owned by the caller (*owned) when its cache slot already
@@ -308,6 +269,7 @@ tt_status_t tt__packed_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const
                               tt_pjrt_buffer_t** out, bool* owned);
 void tt__packed_cache_clear(tt_runtime_t* rt);
 
+/* mode.c */
 double tt__now(void);
 
 /* collective.c: one member's program text; the compiled programs' release

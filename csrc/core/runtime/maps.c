@@ -9,6 +9,7 @@
  * So the program cache (cache.c) and the disk cache's start-up loading
  * (disk_cache.c) measure the maps, not only count programs. */
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -46,4 +47,21 @@ long tt__maps_budget(void) {
   long lim = tt__max_map_count();
   if (lim <= 0) lim = 65530; /* the kernel's default, where /proc does not say */
   return lim / 2;            /* the other half: libraries, allocator arenas, stacks, data */
+}
+
+#define TT_CACHE_DEFAULT_MAX 4096
+/* Memory maps one compiled program holds on the CPU plugin: 3 per JIT-compiled
+ * module, and a program of several fused kernels has several modules: ~3 for
+ * an add, ~90 for an eigendecomposition, ~180 for an SVD. The number of
+ * programs is bounded as if each took 32; the maps themselves are bounded by
+ * counting them (tt__cache_make_room, maps.c). */
+#define TT_MAPS_PER_PROGRAM 32
+
+size_t tt__cache_limit(void) {
+  int64_t env = tt_env_int(TT_ENV_CACHE_MAX_PROGRAMS, 0);
+  if (env > 0) return (size_t)env;
+  size_t lim = TT_CACHE_DEFAULT_MAX;
+  long maps = tt__max_map_count();
+  if (maps > 0 && (size_t)(maps / TT_MAPS_PER_PROGRAM) < lim) lim = (size_t)(maps / TT_MAPS_PER_PROGRAM);
+  return lim < 64 ? 64 : lim;
 }

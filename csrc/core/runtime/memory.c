@@ -26,26 +26,26 @@ static int64_t host_physical_memory(void) {
 tt_status_t tt__mem_init(tt_runtime_t* rt) {
   int64_t env = tt_env_bytes(TT_ENV_MEMORY_LIMIT, 0);
   const tt_pjrt_info_t* info = tt_pjrt_get_info(rt->pjrt);
-  rt->mem_shared = !strcmp(info->platform_name, "cpu");
+  rt->mem.shared = !strcmp(info->platform_name, "cpu");
   if (env < 0)
     return tt_status_make(TT_INVALID_ARGUMENT,
                           "TORCH_TPU_MEMORY_LIMIT=%s: expected a byte count such as 8G, 512M or "
                           "1073741824",
                           tt_env_get(TT_ENV_MEMORY_LIMIT));
   if (env > 0) {
-    rt->mem_limit = env;
-    rt->mem_limit_source = "TORCH_TPU_MEMORY_LIMIT";
+    rt->mem.limit = env;
+    rt->mem.limit_source = "TORCH_TPU_MEMORY_LIMIT";
     return NULL;
   }
   int64_t lim = 0;
   tt_status_t st = info->num_devices > 0 ? tt_pjrt_memory_limit(rt->pjrt, 0, &lim) : NULL;
   tt_status_free(st); /* optional: the CPU plugins do not implement it */
   if (lim > 0) {
-    rt->mem_limit = lim;
-    rt->mem_limit_source = "the plugin's memory statistics";
-  } else if (rt->mem_shared) {
-    rt->mem_limit = host_physical_memory();
-    rt->mem_limit_source = "the host's physical memory";
+    rt->mem.limit = lim;
+    rt->mem.limit_source = "the plugin's memory statistics";
+  } else if (rt->mem.shared) {
+    rt->mem.limit = host_physical_memory();
+    rt->mem.limit_source = "the host's physical memory";
   }
   return NULL;
 }
@@ -60,11 +60,11 @@ static void fmt_bytes(char* out, size_t n, double b) {
 
 tt_status_t tt__mem_reserve(tt_runtime_t* rt, int device, size_t nbytes) {
   int64_t used = 0;
-  if (rt->mem_shared)
-    for (int d = 0; d < TT_MAX_DEVICES; d++) used += rt->dev[d].bytes_reserved;
+  if (rt->mem.shared)
+    for (int d = 0; d < TT_MAX_DEVICES; d++) used += rt->mem.dev[d].bytes_reserved;
   else
-    used = rt->dev[device].bytes_reserved;
-  int64_t lim = rt->mem_limit;
+    used = rt->mem.dev[device].bytes_reserved;
+  int64_t lim = rt->mem.limit;
   if (lim > 0 && (nbytes > (size_t)INT64_MAX || (int64_t)nbytes > lim - used)) {
     char want[32], cap[32], held[32], left[32];
     fmt_bytes(want, sizeof want, (double)nbytes);
@@ -75,15 +75,15 @@ tt_status_t tt__mem_reserve(tt_runtime_t* rt, int device, size_t nbytes) {
                           "tpu out of memory. Tried to allocate %s (%zu bytes). Device %d has a "
                           "total capacity of %s (%s%s) of which %s is free; tensors hold %s. "
                           "Set TORCH_TPU_MEMORY_LIMIT to change the capacity.",
-                          want, nbytes, device, cap, rt->mem_limit_source,
-                          rt->mem_shared ? ", shared by the devices" : "", left, held);
+                          want, nbytes, device, cap, rt->mem.limit_source,
+                          rt->mem.shared ? ", shared by the devices" : "", left, held);
   }
-  rt->dev[device].bytes_reserved += (int64_t)nbytes;
+  rt->mem.dev[device].bytes_reserved += (int64_t)nbytes;
   return NULL;
 }
 
 void tt__mem_unreserve(tt_runtime_t* rt, int device, size_t nbytes) {
-  rt->dev[device].bytes_reserved -= (int64_t)nbytes;
+  rt->mem.dev[device].bytes_reserved -= (int64_t)nbytes;
 }
 
 void tt_runtime_memory_info(tt_runtime_t* rt, int device, int64_t* free_bytes,
@@ -91,8 +91,14 @@ void tt_runtime_memory_info(tt_runtime_t* rt, int device, int64_t* free_bytes,
   pthread_mutex_lock(&rt->mu);
   int64_t used = 0;
   for (int d = 0; d < TT_MAX_DEVICES; d++)
-    if (rt->mem_shared || d == device) used += rt->dev[d].bytes_reserved;
-  *total_bytes = rt->mem_limit;
-  *free_bytes = rt->mem_limit > used ? rt->mem_limit - used : 0;
+    if (rt->mem.shared || d == device) used += rt->mem.dev[d].bytes_reserved;
+  *total_bytes = rt->mem.limit;
+  *free_bytes = rt->mem.limit > used ? rt->mem.limit - used : 0;
   pthread_mutex_unlock(&rt->mu);
+}
+
+/* The devices storages may live on (the runtime keeps state for TT_MAX_DEVICES). */
+int tt_runtime_device_count(tt_runtime_t* rt) {
+  int n = tt_pjrt_get_info(rt->pjrt)->num_devices;
+  return n > TT_MAX_DEVICES ? TT_MAX_DEVICES : n;
 }

@@ -14,7 +14,7 @@ tt_status_t tt__scalar_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const
   memcpy(bits, bytes, sz <= sizeof(bits) ? sz : sizeof(bits));
   uint64_t key[4] = {(uint64_t)device, (uint64_t)dt, bits[0], bits[1]};
   size_t i = tt_hash_bytes(key, sizeof(key), 7) & (TT_SCALAR_CACHE - 1);
-  tt_scalar_slot_t* s = &rt->scalars[i];
+  tt_scalar_slot_t* s = &rt->scalars.slots[i];
   if (s->buf && s->device == device && s->dtype == dt && s->bits[0] == bits[0] &&
       s->bits[1] == bits[1]) {
     s->call = rt->call_serial;
@@ -41,18 +41,18 @@ tt_status_t tt__packed_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const
   *owned = false;
   size_t nbytes = (size_t)n * tt_dtype_size(dt);
   uint64_t h = tt_hash_bytes(bytes, nbytes, (uint64_t)device * 131 + (uint64_t)dt);
-  tt_packed_slot_t* s = &rt->packed[h & (TT_PACKED_CACHE - 1)];
+  tt_packed_slot_t* s = &rt->scalars.packed[h & (TT_PACKED_CACHE - 1)];
   if (s->buf && s->hash == h && s->device == device && s->dtype == dt && s->nbytes == nbytes &&
       !memcmp(s->bytes, bytes, nbytes)) {
     s->call = rt->call_serial;
-    rt->packed_hits++;
+    rt->scalars.packed_hits++;
     *out = s->buf;
     return NULL;
   }
   tt_type_t t = tt_type_make(dt, 1, &n);
   tt_pjrt_buffer_t* b = NULL;
   TT_RETURN_IF_ERROR(tt_pjrt_buffer_from_host(rt->pjrt, device, bytes, &t, &b));
-  rt->packed_uploads++;
+  rt->scalars.packed_uploads++;
   unsigned char* copy = (s->buf && s->call == rt->call_serial) ? NULL : malloc(nbytes ? nbytes : 1);
   if (!copy) { /* the slot holds another pack of this call, or no memory: not cached */
     *out = b;
@@ -69,8 +69,8 @@ tt_status_t tt__packed_buffer(tt_runtime_t* rt, int device, tt_dtype_t dt, const
 
 void tt__packed_cache_clear(tt_runtime_t* rt) {
   for (int i = 0; i < TT_PACKED_CACHE; i++) {
-    tt_pjrt_buffer_destroy(rt->pjrt, rt->packed[i].buf);
-    free(rt->packed[i].bytes);
-    rt->packed[i] = (tt_packed_slot_t){0};
+    tt_pjrt_buffer_destroy(rt->pjrt, rt->scalars.packed[i].buf);
+    free(rt->scalars.packed[i].bytes);
+    rt->scalars.packed[i] = (tt_packed_slot_t){0};
   }
 }

@@ -1,15 +1,9 @@
 /* Storage handles: stable addresses over replaceable PJRT buffers. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
-double tt__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int64_t buffer_bytes(const tt_storage_t* s) {
   return s->buf ? s->buf_numel * (int64_t)tt_dtype_size(s->buf_dtype) : 0;
@@ -17,7 +11,7 @@ static int64_t buffer_bytes(const tt_storage_t* s) {
 
 static void drop_buffer(tt_storage_t* s) {
   if (!s->buf) return;
-  tt_device_stats_t* d = &s->rt->dev[s->device];
+  tt_device_stats_t* d = &s->rt->mem.dev[s->device];
   d->bytes_in_use -= buffer_bytes(s);
   d->num_buffers--;
   tt_pjrt_buffer_destroy(s->rt->pjrt, s->buf);
@@ -26,7 +20,7 @@ static void drop_buffer(tt_storage_t* s) {
 
 void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt, int64_t numel,
                             const char* producer, bool pending) {
-  s->rt->buffer_writes++;
+  s->rt->stats.buffer_writes++;
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = NULL;
@@ -36,14 +30,14 @@ void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt,
   s->producer = producer;
   s->pending = pending;
   s->state = TT_STORAGE_MATERIALIZED;
-  tt_device_stats_t* d = &s->rt->dev[s->device];
+  tt_device_stats_t* d = &s->rt->mem.dev[s->device];
   d->bytes_in_use += buffer_bytes(s);
   d->num_buffers++;
   if (d->bytes_in_use > d->peak_bytes) d->peak_bytes = d->bytes_in_use;
 }
 
 void tt__storage_fail(tt_storage_t* s, tt_status_t err) {
-  s->rt->buffer_writes++;
+  s->rt->stats.buffer_writes++;
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = err;
@@ -52,7 +46,7 @@ void tt__storage_fail(tt_storage_t* s, tt_status_t err) {
 }
 
 void tt__storage_reset(tt_storage_t* s) {
-  s->rt->buffer_writes++;
+  s->rt->stats.buffer_writes++;
   drop_buffer(s);
   tt_status_free(s->error);
   s->error = NULL;
@@ -130,7 +124,7 @@ tt_status_t tt_storage_create(tt_runtime_t* rt, int device, size_t nbytes, tt_st
   s->prev = &rt->live;
   rt->live.next->prev = s;
   rt->live.next = s;
-  rt->dev[device].num_storages++;
+  rt->mem.dev[device].num_storages++;
   pthread_mutex_unlock(&rt->mu);
   *out = s;
   return NULL;
@@ -142,7 +136,7 @@ void tt__storage_unref(tt_storage_t* s) {
   drop_buffer(s);
   s->prev->next = s->next;
   s->next->prev = s->prev;
-  rt->dev[s->device].num_storages--;
+  rt->mem.dev[s->device].num_storages--;
   tt__mem_unreserve(rt, s->device, s->nbytes);
   tt_status_free(s->error);
   free(s);
@@ -161,65 +155,4 @@ size_t tt_storage_nbytes(const tt_storage_t* s) { return s->nbytes; }
 int tt_storage_device(const tt_storage_t* s) { return s->device; }
 tt_storage_state_t tt_storage_state(const tt_storage_t* s) {
   return s->deferred ? TT_STORAGE_DEFERRED : s->state;
-}
-
-/* Gives back what a failed resize from `was` to `now` reserved (rt->mu held). */
-static void mem_undo_resize(tt_runtime_t* rt, int device, size_t was, size_t now) {
-  if (now > was) tt__mem_unreserve(rt, device, now - was);
-  else rt->dev[device].bytes_reserved += (int64_t)(was - now);
-}
-
-tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes) {
-  if (nbytes == s->nbytes) return NULL;
-  tt_runtime_t* rt = s->rt;
-  TT_RETURN_IF_ERROR(tt__fuse_sync(rt)); /* the recorded ops see the old size */
-  size_t was = s->nbytes;
-  pthread_mutex_lock(&rt->mu);
-  rt->buffer_writes++; /* a capture that sees this is not one program */
-  tt_status_t rs = nbytes > was ? tt__mem_reserve(rt, s->device, nbytes - was) : NULL;
-  if (rs) {
-    pthread_mutex_unlock(&rt->mu);
-    return rs; /* beyond the device: the storage is unchanged */
-  }
-  if (nbytes < was) tt__mem_unreserve(rt, s->device, was - nbytes);
-  if (s->state != TT_STORAGE_MATERIALIZED) {
-    s->nbytes = nbytes;
-    pthread_mutex_unlock(&rt->mu);
-    return NULL; /* EMPTY stays empty; FAILED stays failed */
-  }
-  pthread_mutex_unlock(&rt->mu);
-  /* Keep the leading bytes: read them back, write a new buffer. Resizing is
-   * rare (resize_, set_), so a host round trip keeps this simple. */
-  size_t keep = nbytes < s->nbytes ? nbytes : s->nbytes;
-  unsigned char* host = calloc(nbytes ? nbytes : 1, 1);
-  unsigned char* old = malloc(s->nbytes ? s->nbytes : 1);
-  if (!host || !old) {
-    free(host);
-    free(old);
-    pthread_mutex_lock(&rt->mu);
-    mem_undo_resize(rt, s->device, was, nbytes);
-    pthread_mutex_unlock(&rt->mu);
-    return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory");
-  }
-  pthread_mutex_lock(&rt->mu);
-  tt_status_t st = tt__storage_await(s);
-  if (!st) st = tt_pjrt_buffer_to_host(rt->pjrt, s->buf, old, s->nbytes);
-  if (!st) {
-    memcpy(host, old, keep);
-    size_t esz = tt_dtype_size(s->buf_dtype);
-    tt_dtype_t dt = nbytes % esz == 0 ? s->buf_dtype : TT_U8;
-    int64_t numel = (int64_t)(nbytes / tt_dtype_size(dt));
-    tt_type_t t = tt_type_make(dt, 1, &numel);
-    tt_pjrt_buffer_t* b = NULL;
-    st = tt_pjrt_buffer_from_host(rt->pjrt, s->device, host, &t, &b);
-    if (!st) {
-      s->nbytes = nbytes;
-      tt__storage_set_buffer(s, b, dt, numel, "resize_", false);
-    }
-  }
-  if (st) mem_undo_resize(rt, s->device, was, nbytes);
-  pthread_mutex_unlock(&rt->mu);
-  free(host);
-  free(old);
-  return st ? tt_status_annotate(st, "resizing a tpu storage to %zu bytes", nbytes) : NULL;
 }

@@ -11,7 +11,7 @@
 #ifndef TT_RUNTIME_H_
 #define TT_RUNTIME_H_
 
-#include "../graph/tt_graph.h"
+#include "../graph/tt_program.h"
 #include "../pjrt/tt_pjrt.h"
 
 #ifdef __cplusplus
@@ -126,7 +126,6 @@ tt_status_t tt_storage_resize(tt_storage_t* s, size_t nbytes);
 tt_status_t tt_storage_copy(tt_storage_t* dst, tt_storage_t* src);
 
 /* ---- views (tt_view_t: ../graph/tt_graph.h) ------------------------------------ */
-int64_t tt_view_numel(const tt_view_t* v);
 /* host <-> device. `host` is dense row-major of the view's dtype and sizes. */
 tt_status_t tt_view_write_host(tt_runtime_t* rt, const tt_view_t* dst, const void* host);
 tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host);
@@ -198,8 +197,7 @@ const char* tt_coll_kind_name(tt_coll_kind_t k);
  *
  * Ownership: tt_capture_end returns an owned capture (tt_capture_destroy).
  * Thread rules: a capture is immutable; replays may run on any thread. */
-typedef struct tt_capture tt_capture_t;
-#define TT_CAPTURE_NONE (-2147483647 - 1) /* an output that is not a device tensor */
+/* tt_capture_t, its accessors and tt_capture_destroy: ../graph/tt_program.h. */
 
 /* Runs what Fused Eager recorded, then starts a capture: until
  * tt_capture_end (or _abort), calls are recorded whatever the thread's mode
@@ -221,16 +219,9 @@ tt_status_t tt_capture_end(tt_runtime_t* rt, tt_storage_t* const* inputs, int ni
                            tt_storage_t* const* outputs, int nout, const uint64_t* host_ids, int nhost,
                            uint64_t rng_seed, uint64_t rng_begin, uint64_t rng_end, tt_capture_t** out,
                            const char** why);
-void tt_capture_destroy(tt_capture_t* c); /* NULL-safe */
 /* Whether the capture's executable is still cached (a replay would not be
  * stale for that reason). */
 bool tt_capture_ready(tt_runtime_t* rt, const tt_capture_t* c);
-int tt_capture_device(const tt_capture_t* c);
-int tt_capture_new_count(const tt_capture_t* c);
-size_t tt_capture_new_nbytes(const tt_capture_t* c, int j);
-/* Output i's storage: >= 0 input index, TT_CAPTURE_NONE, else new storage -slot-1. */
-int tt_capture_output_slot(const tt_capture_t* c, int i);
-bool tt_capture_uses_rng(const tt_capture_t* c);
 /* Runs the captured program on `inputs` (nin, laid out as the capture's:
  * the caller checks sizes, strides, offsets, aliasing) into `news` (fresh
  * storages of tt_capture_new_nbytes). host_vals: this run's host values

@@ -165,10 +165,10 @@ static void run_batch(tt_pjrt_t* p, int batch, int nsteps) {
       for (size_t b = 0; b < nb; b++) s->value[b] = (unsigned char)rnd(256);
       tt_val_t val = tt_shlo_param(f, &vt);
       if (!st) st = tt_pjrt_buffer_from_host(p, 0, s->value, &vt, &args[nargs++]);
-      cur = tt__view_write(f, cur, &s->v, off, val);
+      cur = tt_view_write(f, cur, &s->v, off, val);
     } else {
       s->out = nres;
-      results[nres++] = tt__view_read(f, cur, &s->v, off);
+      results[nres++] = tt_view_read(f, cur, &s->v, off);
     }
   }
   results[nres++] = cur;
@@ -286,7 +286,7 @@ static void test_window_writes(void) {
     tt_shlo_fn_t* f = tt_shlo_fn_create();
     tt_type_t bt = tt_type_make(TT_I32, 1, &n), vt = tt_type_make(TT_I32, v.rank, v.sizes);
     tt_val_t base = tt_shlo_param(f, &bt), val = tt_shlo_param(f, &vt);
-    tt_val_t out = tt__view_write(f, base, &v, TT_SHLO_INVALID, val);
+    tt_val_t out = tt_view_write(f, base, &v, TT_SHLO_INVALID, val);
     tt_sbuf_t text;
     tt_sbuf_init(&text);
     tt_pjrt_exec_t* ex = NULL;
