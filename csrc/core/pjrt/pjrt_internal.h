@@ -45,7 +45,7 @@ void tt__pjrt_log_capture_begin(tt__pjrt_log_capture_t* c);
 void tt__pjrt_log_capture_end(tt__pjrt_log_capture_t* c, bool show_all);
 
 /* The key-value callbacks passed to Client_Create (user arg: the tt_pjrt_t,
- * whose kv they call): pjrt_multi.c. Exposed for the tests, which call them
+ * whose kv they call): pjrt_kv.c. Exposed for the tests, which call them
  * as a plugin does. */
 void tt__pjrt_kv_callbacks(tt_abi_fn* get, tt_abi_fn* try_get, tt_abi_fn* put);
 

@@ -68,32 +68,6 @@ static tt_val_t b_remainder(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
   return tt_l_select(f, fix, tt__ew_add(f, m, b), m);
 }
 
-tt_val_t tt__ew_div_floor(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
-  const tt_type_t* t = tt_shlo_type(f, a);
-  if (!t) return TT_SHLO_INVALID;
-  tt_val_t q = tt__ew_div(f, a, b);
-  if (tt_dtype_is_unsigned_int(t->dtype)) return q;
-  tt_val_t mod = tt_l_binary(f, "stablehlo.remainder", a, b);
-  tt_val_t mod_nz = tt__ew_cmpk(f, "NE", mod, 0);
-  tt_val_t one = tt__ew_k(f, a, 1.0);
-  if (!tt_dtype_is_float(t->dtype)) { /* ints: trunc quotient, minus 1 if signs differ and rem != 0 */
-    tt_val_t differ = tt_l_compare(f, "NE", tt__ew_cmpk(f, "LT", a, 0), tt__ew_cmpk(f, "LT", b, 0));
-    tt_val_t adj = tt_l_binary(f, "stablehlo.and", differ, mod_nz);
-    return tt_l_select(f, adj, tt__ew_sub(f, q, one), q);
-  }
-  /* floats: ATen's div_floor_floating step by step */
-  tt_val_t div = tt__ew_div(f, tt__ew_sub(f, a, mod), b);
-  tt_val_t differ = tt_l_compare(f, "NE", tt__ew_cmpk(f, "LT", b, 0), tt__ew_cmpk(f, "LT", mod, 0));
-  div = tt_l_select(f, tt_l_binary(f, "stablehlo.and", mod_nz, differ), tt__ew_sub(f, div, one), div);
-  tt_val_t fl = tt_l_unary(f, "stablehlo.floor", div);
-  tt_val_t up = tt_l_compare(f, "GT", tt__ew_sub(f, div, fl), tt__ew_k(f, a, 0.5));
-  fl = tt_l_select(f, up, tt__ew_add(f, fl, one), fl);
-  tt_val_t z = tt__ew_k(f, a, 0.0);
-  tt_val_t signed_zero = tt_l_select(f, tt__ew_signbit(f, q), tt_l_unary(f, "stablehlo.negate", z), z);
-  tt_val_t r = tt_l_select(f, tt__ew_cmpk(f, "NE", div, 0), fl, signed_zero);
-  return tt_l_select(f, tt__ew_cmpk(f, "EQ", b, 0), q, r);
-}
-
 /* Integer powers with a negative exponent follow ATen's powi: 1 for base 1,
  * +-1 for base -1, else 0. */
 static tt_val_t b_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {

@@ -6,27 +6,6 @@
 #include "lower_elementwise.h"
 #include "../tt_lower_tables.h"
 
-/* re + i*im in dtype cdt; re and im real, already broadcast to one shape. */
-static tt_val_t make_complex(tt_shlo_fn_t* f, tt_val_t re, tt_val_t im, tt_dtype_t cdt) {
-  tt_dtype_t pd = tt_dtype_real_part(cdt);
-  re = tt_l_convert(f, re, pd);
-  im = tt_l_convert(f, im, pd);
-  const tt_type_t* t = tt_shlo_type(f, re);
-  if (!t) return TT_SHLO_INVALID;
-  tt_type_t rt = *t;
-  rt.dtype = cdt;
-  tt_val_t ops[2] = {re, im};
-  return tt_shlo_op(f, "stablehlo.complex", ops, 2, &rt, NULL);
-}
-
-static tt_val_t cx_part(tt_shlo_fn_t* f, tt_val_t z, bool imag) {
-  const tt_type_t* t = tt_shlo_type(f, z);
-  if (!t) return TT_SHLO_INVALID;
-  tt_type_t pt = *t;
-  pt.dtype = tt_dtype_real_part(t->dtype);
-  return tt_shlo_op(f, imag ? "stablehlo.imag" : "stablehlo.real", &z, 1, &pt, NULL);
-}
-
 static tt_status_t need_complex_out(tt_lctx_t* c) {
   if (!tt_dtype_is_complex(c->out_types[0].dtype))
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: the result must be complex, not %s", c->op->name,
@@ -47,7 +26,7 @@ static tt_status_t lower_complex(tt_lctx_t* c) {
     a = re;
     b = im;
   }
-  return tt_l_set_out(c, 0, make_complex(c->f, a, b, ot->dtype));
+  return tt_l_set_out(c, 0, tt__cx_make(c->f, a, b));
 }
 
 /* conj_physical: conj of a complex tensor, a copy of a real one. */
@@ -61,7 +40,7 @@ static tt_status_t lower_conj_physical(tt_lctx_t* c) {
     pt.dtype = tt_dtype_real_part(t->dtype);
     tt_val_t re = tt_shlo_op(f, "stablehlo.real", &x, 1, &pt, NULL);
     tt_val_t im = tt_shlo_op(f, "stablehlo.imag", &x, 1, &pt, NULL);
-    x = make_complex(f, re, tt_l_unary(f, "stablehlo.negate", im), t->dtype);
+    x = tt__cx_make(f, re, tt_l_unary(f, "stablehlo.negate", im));
   }
   return tt_l_set_out(c, 0, x);
 }
@@ -92,48 +71,12 @@ tt_status_t tt__cx_unary(tt_lctx_t* c, int which) {
       tt_val_t zero = tt_l_full(f, pt.dtype, pt.rank, pt.dims, 0.0);
       tt_val_t is0 = tt_l_compare(f, "EQ", mag, zero);
       /* each part divided by the real |z|, as ATen's z / std::abs(z) */
-      tt_val_t q = make_complex(f, tt_l_binary(f, "stablehlo.divide", cx_part(f, z, false), mag),
-                                tt_l_binary(f, "stablehlo.divide", cx_part(f, z, true), mag), t->dtype);
+      tt_val_t q = tt__cx_make(f, tt_l_binary(f, "stablehlo.divide", tt__cx_re(f, z), mag),
+                               tt_l_binary(f, "stablehlo.divide", tt__cx_im(f, z), mag));
       tt_val_t z0 = tt_l_full(f, t->dtype, t->rank, t->dims, 0.0);
       return tt_l_set_out(c, 0, tt_l_select(f, is0, z0, q));
     }
   }
-}
-
-/* ---- complex math (the unary family delegates complex inputs here) ------- */
-
-tt_val_t tt__cx_re(tt_shlo_fn_t* f, tt_val_t z) { return cx_part(f, z, false); }
-tt_val_t tt__cx_im(tt_shlo_fn_t* f, tt_val_t z) { return cx_part(f, z, true); }
-tt_val_t tt__cx_make(tt_shlo_fn_t* f, tt_val_t re, tt_val_t im) {
-  const tt_type_t* t = tt_shlo_type(f, re);
-  if (!t) return TT_SHLO_INVALID;
-  return make_complex(f, re, im, tt_dtype_complex_of(t->dtype));
-}
-
-/* a / b as c10::complex divides (Smith's method: scaled by the larger part
- * of b, so that |b|^2 never overflows or underflows); 0 / 0 parts give
- * a.re / 0 and a.im / 0. */
-tt_val_t tt__cx_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
-  tt_val_t ar = tt__cx_re(f, a), ai = tt__cx_im(f, a), br = tt__cx_re(f, b), bi = tt__cx_im(f, b);
-  tt_val_t abr = tt_l_unary(f, "stablehlo.abs", br), abi = tt_l_unary(f, "stablehlo.abs", bi);
-  tt_val_t one = tt__ew_k(f, br, 1.0);
-  /* |br| >= |bi|: rat = bi / br, scl = 1 / (br + bi * rat) */
-  tt_val_t rat1 = tt__ew_div(f, bi, br);
-  tt_val_t scl1 = tt__ew_div(f, one, tt__ew_add(f, br, tt__ew_mul(f, bi, rat1)));
-  tt_val_t re1 = tt__ew_mul(f, tt__ew_add(f, ar, tt__ew_mul(f, ai, rat1)), scl1);
-  tt_val_t im1 = tt__ew_mul(f, tt__ew_sub(f, ai, tt__ew_mul(f, ar, rat1)), scl1);
-  /* else: rat = br / bi, scl = 1 / (bi + br * rat) */
-  tt_val_t rat2 = tt__ew_div(f, br, bi);
-  tt_val_t scl2 = tt__ew_div(f, one, tt__ew_add(f, bi, tt__ew_mul(f, br, rat2)));
-  tt_val_t re2 = tt__ew_mul(f, tt__ew_add(f, tt__ew_mul(f, ar, rat2), ai), scl2);
-  tt_val_t im2 = tt__ew_mul(f, tt__ew_sub(f, tt__ew_mul(f, ai, rat2), ar), scl2);
-  /* b == 0 */
-  tt_val_t zero = tt_l_binary(f, "stablehlo.and", tt__ew_cmpk(f, "EQ", abr, 0), tt__ew_cmpk(f, "EQ", abi, 0));
-  tt_val_t re0 = tt__ew_div(f, ar, abr), im0 = tt__ew_div(f, ai, abi);
-  tt_val_t first = tt_l_compare(f, "GE", abr, abi);
-  tt_val_t re = tt_l_select(f, zero, re0, tt_l_select(f, first, re1, re2));
-  tt_val_t im = tt_l_select(f, zero, im0, tt_l_select(f, first, im1, im2));
-  return tt__cx_make(f, re, im);
 }
 
 static tt_status_t lower_complex_unary(tt_lctx_t* c) { return tt__cx_unary(c, (int)c->op->param); }

@@ -1,6 +1,8 @@
 /* Internal to core/lower: helpers and lowering functions shared by the
  * elementwise families (unary.c, unary_act.c, binary.c, binary_misc.c,
- * foreach.c). Implemented in lower_elementwise_util.c. Builder failures are
+ * foreach.c, complex_ops.c, complex_math.c). The helpers are implemented in
+ * lower_elementwise_util.c, which calls no other file of the folder; each
+ * lowering function in the file named beside it. Builder failures are
  * recorded in the tt_shlo_fn_t and surface at tt_shlo_fn_finish; helpers
  * return TT_SHLO_INVALID after a failure. Thread rules: reentrant. */
 #ifndef TT_LOWER_ELEMENTWISE_H_
@@ -106,7 +108,8 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c);
  * own those names; which: TT_CX_ABS, TT_CX_ANGLE, TT_CX_SGN. */
 enum { TT_CX_ABS, TT_CX_ANGLE, TT_CX_SGN };
 tt_status_t tt__cx_unary(tt_lctx_t* c, int which);
-/* Complex helpers (complex_ops.c): the parts of z; re + i*im (of the
+/* Complex helpers (lower_elementwise_util.c, below tt__ew_div, which divides
+ * complex values with tt__cx_div): the parts of z; re + i*im (of the
  * complex dtype of re's dtype); a / b as c10::complex divides. */
 tt_val_t tt__cx_re(tt_shlo_fn_t* f, tt_val_t z);
 tt_val_t tt__cx_im(tt_shlo_fn_t* f, tt_val_t z);
@@ -118,7 +121,7 @@ tt_val_t tt__cx_div(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
 tt_val_t tt__cx_pow(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool scalar);
 /* |z| as std::abs (hypot: inf if a part is inf, else NaN if one is NaN; complex_math.c) */
 tt_val_t tt__cx_abs(tt_shlo_fn_t* f, tt_val_t z);
-/* A unary math op (tt__ew_uop_t) on complex arg 0 (complex_ops.c); shlo is
+/* A unary math op (tt__ew_uop_t) on complex arg 0 (complex_math.c); shlo is
  * the op's StableHLO op for real inputs, or NULL. Fails for the ops that
  * PyTorch does not define on complex values. */
 tt_status_t tt__cx_math(tt_lctx_t* c, int uop, const char* shlo);

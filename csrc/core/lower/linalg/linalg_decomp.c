@@ -12,7 +12,7 @@
  * matrices never reach the custom calls. */
 #include <string.h>
 
-#include "linalg_decomp.h"
+#include "linalg_decomp_util.h"
 #include "linalg_util.h"
 #include "../tt_lower_tables.h"
 
@@ -110,8 +110,8 @@ static tt_status_t lower_ormqr(tt_lctx_t* c) {
     q = tt__ld_orgqr(f, tt__ld_pad_to(f, tt__ld_block(f, a, 0, mn, 0, nt), mn, mn), taus);
   }
   if (trans) q = tt__la_conj(f, q); /* complex: the conjugate transpose (real: q) */
-  tt_val_t out = left ? tt__ld_matmul(f, q, other, trans, false)
-                      : tt__ld_matmul(f, other, q, false, trans);
+  tt_val_t out = left ? tt__la_matmul_tr(f, q, other, trans, false)
+                      : tt__la_matmul_tr(f, other, q, false, trans);
   return tt_l_set_out(c, 0, out);
 }
 

@@ -14,7 +14,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "linalg_decomp.h"
+#include "linalg_decomp_util.h"
 #include "../elementwise/lower_elementwise.h"
 #include "linalg_util.h"
 
@@ -91,17 +91,17 @@ tt_status_t tt__ld_lower_lstsq(tt_lctx_t* c) {
     tt_val_t sinv = tt_l_binary(f, "stablehlo.divide", tt_shlo_const(f, &svt, 1.0), s);
     if (!gels) sinv = tt_l_select(f, keep, sinv, tt_shlo_const(f, &svt, 0.0));
     /* x = V diag(sinv) U^H b (U^T, V = Vh^T for real inputs) */
-    tt_val_t utb = tt__ld_matmul(f, tt__la_conj(f, u), b, true, false); /* (batch..., k, cols) */
+    tt_val_t utb = tt__la_matmul_tr(f, tt__la_conj(f, u), b, true, false); /* (batch..., k, cols) */
     tt_type_t ut = tt__ld_type(f, utb);
     for (int i = 0; i < r - 1; i++) bd[i] = i;
     sinv = tt_l_convert(f, sinv, cdt);
     utb = tt_l_binary(f, "stablehlo.multiply", utb, tt_lt_bcast_in_dim(f, sinv, r, ut.dims, bd));
-    x = tt__ld_matmul(f, tt__la_conj(f, vh), utb, true, false);
+    x = tt__la_matmul_tr(f, tt__la_conj(f, vh), utb, true, false);
   }
   TT_RETURN_IF_ERROR(tt_l_set_out(c, 0, x));
   /* residuals */
   if (tt_type_numel(&c->out_types[1]) > 0) {
-    tt_val_t res = tt_l_binary(f, "stablehlo.subtract", tt__ld_matmul(f, a, x, false, false), b);
+    tt_val_t res = tt_l_binary(f, "stablehlo.subtract", tt__la_matmul_tr(f, a, x, false, false), b);
     res = tt_l_binary(f, "stablehlo.multiply", res, tt__la_conj(f, res)); /* |res|^2 */
     if (tt_dtype_is_complex(cdt)) res = tt__cx_re(f, res);
     res = tt_lt_sum(f, res, 1u << (r - 2));

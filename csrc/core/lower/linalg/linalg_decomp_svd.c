@@ -6,7 +6,7 @@
  * LAPACK's. Eigenvalues ascend and singular values descend, as LAPACK's. */
 #include <string.h>
 
-#include "linalg_decomp.h"
+#include "linalg_decomp_util.h"
 #include "../elementwise/lower_elementwise.h"
 #include "../tt_lower_tables.h"
 

@@ -1,4 +1,4 @@
-/* Helpers of the linalg_decomp family (see linalg_decomp.h): batched matrix
+/* Helpers of the linalg_decomp family (see linalg_decomp_util.h): batched matrix
  * plumbing and the decompositions built on XLA's Qr / Householder-product /
  * Eigh custom calls.
  *
@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "linalg_decomp.h"
+#include "linalg_decomp_util.h"
 #include "../elementwise/lower_elementwise.h"
 #include "linalg_util.h"
 
@@ -23,36 +23,6 @@ tt_type_t tt__ld_type(tt_shlo_fn_t* f, tt_val_t v) {
 }
 
 tt_val_t tt__ld_mT(tt_shlo_fn_t* f, tt_val_t a) { return tt__la_mT(f, a); }
-
-tt_val_t tt__ld_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool ta, bool tb) {
-  tt_type_t at = tt__ld_type(f, a), bt = tt__ld_type(f, b);
-  int r = at.rank, nb = r - 2;
-  tt_type_t rt = at;
-  rt.dims[r - 2] = at.dims[ta ? r - 1 : r - 2];
-  rt.dims[r - 1] = bt.dims[tb ? r - 2 : r - 1];
-  tt_sbuf_t s;
-  tt_sbuf_init(&s);
-  tt_sbuf_append(&s, "dot_dimension_numbers = #stablehlo.dot<");
-  if (nb > 0) {
-    int64_t bd[TT_MAX_RANK];
-    for (int i = 0; i < nb; i++) bd[i] = i;
-    tt_sbuf_append(&s, "lhs_batching_dimensions = ");
-    tt_shlo_fmt_i64_list(&s, bd, nb);
-    tt_sbuf_append(&s, ", rhs_batching_dimensions = ");
-    tt_shlo_fmt_i64_list(&s, bd, nb);
-    tt_sbuf_append(&s, ", ");
-  }
-  tt_sbuf_printf(&s,
-                 "lhs_contracting_dimensions = [%d], rhs_contracting_dimensions = [%d]>, "
-                 "precision_config = [#stablehlo<precision HIGHEST>, "
-                 "#stablehlo<precision HIGHEST>]",
-                 ta ? r - 2 : r - 1, tb ? r - 1 : r - 2);
-  tt_val_t ops[2] = {a, b};
-  tt_val_t out = tt_shlo_op(f, "stablehlo.dot_general", ops, 2, &rt, s.oom ? NULL : s.data);
-  if (s.oom) tt_shlo_fail(f, "out of memory formatting dot_general");
-  tt_sbuf_free(&s);
-  return out;
-}
 
 /* i1 mask of (batch..., rows, cols): col - row >= k (ge) / == k (!ge). */
 static tt_val_t diag_mask(tt_shlo_fn_t* f, const tt_type_t* t, int64_t k, bool ge) {
@@ -169,8 +139,8 @@ static tt_val_t refine_vectors(tt_shlo_fn_t* f, tt_val_t a, bool lower, tt_val_t
   tt_type_t vt = tt__ld_type(f, v), wt = tt__ld_type(f, w);
   int r = vt.rank;
   int64_t n = vt.dims[r - 1];
-  tt_val_t e = tt__ld_matmul(f, tt__la_conj(f, v), tt__ld_matmul(f, hermitian_of(f, a, lower), v, false, false),
-                             true, false);
+  tt_val_t e = tt__la_matmul_tr(f, tt__la_conj(f, v),
+                                tt__la_matmul_tr(f, hermitian_of(f, a, lower), v, false, false), true, false);
   tt_type_t rt = vt; /* (batch..., n, n) real */
   rt.dtype = wt.dtype;
   int64_t bi[TT_MAX_RANK], bj[TT_MAX_RANK];
@@ -190,7 +160,7 @@ static tt_val_t refine_vectors(tt_shlo_fn_t* f, tt_val_t a, bool lower, tt_val_t
   tt_val_t safe = tt_l_select(f, ok, gap, tt_shlo_const(f, &rt, 1.0));
   tt_val_t x = tt_l_binary(f, "stablehlo.divide", e, tt_l_convert(f, safe, vt.dtype));
   x = tt_l_select(f, ok, x, tt_shlo_const(f, &vt, 0.0));
-  tt_val_t v2 = tt_l_binary(f, "stablehlo.add", v, tt__ld_matmul(f, v, x, false, false));
+  tt_val_t v2 = tt_l_binary(f, "stablehlo.add", v, tt__la_matmul_tr(f, v, x, false, false));
   return orthonormalize(f, v2, n);
 }
 
@@ -200,7 +170,7 @@ static tt_val_t refine_vectors(tt_shlo_fn_t* f, tt_val_t a, bool lower, tt_val_t
 static tt_val_t rayleigh_values(tt_shlo_fn_t* f, tt_val_t a, bool lower, tt_val_t v, tt_val_t w) {
   tt_type_t vt = tt__ld_type(f, v), wt = tt__ld_type(f, w);
   int r = vt.rank;
-  tt_val_t av = tt__ld_matmul(f, hermitian_of(f, a, lower), v, false, false);
+  tt_val_t av = tt__la_matmul_tr(f, hermitian_of(f, a, lower), v, false, false);
   tt_val_t q = tt_lt_sum(f, tt_l_binary(f, "stablehlo.multiply", tt__la_conj(f, v), av), 1u << (r - 2));
   if (tt_dtype_is_complex(vt.dtype)) q = tt__cx_re(f, q);
   tt_type_t sv = tt_type_scalar(wt.dtype), bt[2] = {sv, sv};

@@ -1,5 +1,5 @@
 /* linalg_eig / linalg_eigvals of real matrices, as LAPACK's dgeev computes
- * them (see linalg_eig.h for the steps before): balance, Hessenberg, real
+ * them (see linalg_eig_util.h for the steps before): balance, Hessenberg, real
  * Schur form T = Z^T B Z, then
  *  - eigenvalues: T's 1x1 blocks, and a +- i sqrt|b| sqrt|c| for its
  *    standardized 2x2 blocks [a b; c a] (the + one first, as LAPACK);
@@ -22,8 +22,8 @@
 #include <float.h>
 #include <math.h>
 
-#include "linalg_eig.h"
-#include "linalg_decomp.h"
+#include "linalg_eig_util.h"
+#include "linalg_decomp_util.h"
 
 /* (bs, n) eigenvalue parts and pair masks from the quasi-triangular t (bs, n, n). */
 typedef struct evals {

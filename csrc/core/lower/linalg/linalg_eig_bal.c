@@ -1,4 +1,4 @@
-/* Balancing of the general eigendecomposition (see linalg_eig.h), after
+/* Balancing of the general eigendecomposition (see linalg_eig_util.h), after
  * LAPACK's dgebal('B') (3.12): rows whose off-diagonal entries (in columns
  * [0, L]) are all zero are swapped to the bottom, then columns whose
  * off-diagonal entries (in rows [K, L]) are zero to the left; each swap
@@ -9,7 +9,7 @@
  * One stablehlo.while step per lane: a lane examines one row (phase 0), one
  * column (phase 1) or scales one row/column pair (phase 2), and goes through
  * its phases at its own pace; phase 3 is done. */
-#include "linalg_eig.h"
+#include "linalg_eig_util.h"
 
 enum { PH_ROWS, PH_COLS, PH_SCALE, PH_DONE };
 /* S (bs, 5) i64 = (phase, I, L, K, noconv) */

@@ -1,5 +1,5 @@
 /* Hessenberg reduction and the double-shift QR algorithm of the general
- * eigendecomposition (see linalg_eig.h), after LAPACK's dgehd2 and dlahqr:
+ * eigendecomposition (see linalg_eig_util.h), after LAPACK's dgehd2 and dlahqr:
  * the same reflectors (dlarfg's signs), deflation tests (Ahues & Kressner),
  * shifts (exceptional ones every 10 sweeps), bulge start (two consecutive
  * small subdiagonals), 2x2 standardization (dlanv2) and iteration limit
@@ -13,7 +13,7 @@
  * cover k). Rotations and reflectors act on whole rows / columns (wantt):
  * outside the window they meet exact zeros (the padding row and column make
  * the 3-row window at k = n - 2 valid). */
-#include "linalg_eig.h"
+#include "linalg_eig_util.h"
 
 /* ---- Householder reflector (dlarfg) ------------------------------------------ */
 

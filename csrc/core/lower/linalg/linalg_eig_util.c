@@ -1,10 +1,10 @@
-/* Helpers of the general eigendecomposition (see linalg_eig.h): per-lane
+/* Helpers of the general eigendecomposition (see linalg_eig_util.h): per-lane
  * picks and writes with masks, batched products, windows (loops are
  * lower_loop.h's). Picks sum a masked value whose zeros are -0.0 (the
  * additive identity), so the picked value is bit-exact. */
 #include <float.h>
 
-#include "linalg_eig.h"
+#include "linalg_eig_util.h"
 
 void tt__eg_init(tt__eig_t* e, tt_shlo_fn_t* f, tt_dtype_t rt, int64_t bs, int64_t n) {
   e->f = f;

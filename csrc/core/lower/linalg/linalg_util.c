@@ -1,11 +1,11 @@
-/* Helpers of the linalg family: batched matrix shapes, triangles, diagonals and
- * triangular solves. */
+/* Helpers of the linalg family: batched matrix shapes, products, triangles,
+ * diagonals and triangular solves. They call no other file of the folder (the
+ * decomposition helpers build on them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "linalg_util.h"
-#include "linalg_decomp.h"
 #include "../elementwise/lower_elementwise.h"
 
 tt_status_t tt__la_check_float(const tt_lctx_t* c, tt_dtype_t dt) {
@@ -77,8 +77,38 @@ tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const in
   return tt_l_broadcast(f, v, nb + keep, dims);
 }
 
+tt_val_t tt__la_matmul_tr(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool ta, bool tb) {
+  tt_type_t at = tt__sh_type(f, a), bt = tt__sh_type(f, b);
+  int r = at.rank, nb = r - 2;
+  tt_type_t rt = at;
+  rt.dims[r - 2] = at.dims[ta ? r - 1 : r - 2];
+  rt.dims[r - 1] = bt.dims[tb ? r - 2 : r - 1];
+  tt_sbuf_t s;
+  tt_sbuf_init(&s);
+  tt_sbuf_append(&s, "dot_dimension_numbers = #stablehlo.dot<");
+  if (nb > 0) {
+    int64_t bd[TT_MAX_RANK];
+    for (int i = 0; i < nb; i++) bd[i] = i;
+    tt_sbuf_append(&s, "lhs_batching_dimensions = ");
+    tt_shlo_fmt_i64_list(&s, bd, nb);
+    tt_sbuf_append(&s, ", rhs_batching_dimensions = ");
+    tt_shlo_fmt_i64_list(&s, bd, nb);
+    tt_sbuf_append(&s, ", ");
+  }
+  tt_sbuf_printf(&s,
+                 "lhs_contracting_dimensions = [%d], rhs_contracting_dimensions = [%d]>, "
+                 "precision_config = [#stablehlo<precision HIGHEST>, "
+                 "#stablehlo<precision HIGHEST>]",
+                 ta ? r - 2 : r - 1, tb ? r - 1 : r - 2);
+  tt_val_t ops[2] = {a, b};
+  tt_val_t out = tt_shlo_op(f, "stablehlo.dot_general", ops, 2, &rt, s.oom ? NULL : s.data);
+  if (s.oom) tt_shlo_fail(f, "out of memory formatting dot_general");
+  tt_sbuf_free(&s);
+  return out;
+}
+
 tt_val_t tt__la_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b) {
-  return tt__ld_matmul(f, a, b, false, false);
+  return tt__la_matmul_tr(f, a, b, false, false);
 }
 
 tt_val_t tt__la_eye(tt_shlo_fn_t* f, tt_dtype_t dt, int nb, const int64_t* batch, int64_t n) {

@@ -1,8 +1,10 @@
 /* Internal to core/lower: helpers shared by the linalg family files
  * (linalg.c: Cholesky and triangular solves, and the family table;
- * linalg_util.c: these helpers; linalg_lu.c: LU and what is built on it;
- * linalg_exp.c: matrix_exp; linalg_ldl.c: LDL^T). Matrices are the last two dims of a value; the
- * dims before them are batch dims. Builder failures are recorded in the
+ * linalg_util.c: these helpers, which call no other file of the folder (the
+ * decompositions' helpers, linalg_decomp_util.h and linalg_eig_util.h, build
+ * on them); linalg_lu.c: LU and what is built on it; linalg_exp.c:
+ * matrix_exp; linalg_ldl.c: LDL^T). Matrices are the last two dims of a
+ * value; the dims before them are batch dims. Builder failures are recorded in the
  * tt_shlo_fn_t (helpers then return TT_SHLO_INVALID). Reentrant. */
 #ifndef TT_LINALG_UTIL_H_
 #define TT_LINALG_UTIL_H_
@@ -40,6 +42,9 @@ tt_val_t tt__la_cabs1(tt_shlo_fn_t* f, tt_val_t v);
 tt_val_t tt__la_batch_to(tt_shlo_fn_t* f, tt_val_t v, int keep, int nb, const int64_t* batch);
 /* a @ b over the last two dims, same batch dims, HIGHEST precision. */
 tt_val_t tt__la_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b);
+/* op(a) @ op(b), likewise; op transposes the last two dims when ta / tb (no
+ * conjugation). */
+tt_val_t tt__la_matmul_tr(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool ta, bool tb);
 /* Batched identity (batch..., n, n) of dt. */
 tt_val_t tt__la_eye(tt_shlo_fn_t* f, tt_dtype_t dt, int nb, const int64_t* batch, int64_t n);
 /* Keeps the triangle on and below (lower) or above diagonal k of the last

@@ -18,7 +18,7 @@
  * (UpSampleKernel.cpp's _compute_indices_min_size_weights; the running
  * maximum of those sums is the "max weight" above). With antialias the
  * windows are the support scaled by the downsampling factor, normalized:
- * the float resizes' own (nn_more_aa.c's tt__aa_weights, in double).
+ * the float resizes' own (tt__aa_weights, resample_aa_weights.c, in double).
  *
  * Found while testing: PyTorch CPU's generic uint8 kernel (C > 4 channels)
  * resizes H wrongly when the output width is 1 (it repeats the first input
@@ -28,6 +28,7 @@
 #include <stdlib.h>
 
 #include "../shape/shape_util.h"
+#include "resample_aa_weights.h"
 #include "resample_u8.h"
 
 typedef struct u8_axis {

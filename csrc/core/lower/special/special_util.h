@@ -1,5 +1,5 @@
 /* Internal to core/lower: the `special` family (special.c holds the ATen
- * table and the shared helpers; special_bessel.c, special_poly.c,
+ * table, special_util.c the shared helpers; special_bessel.c, special_poly.c,
  * special_misc.c, special_gamma.c and special_igamma.c each hold the parallel table of builders
  * for their range of tt__sp_op_t). Every row's param is a tt__sp_op_t.
  * Builders emit the same piecewise approximations PyTorch's CPU kernels use
@@ -41,7 +41,7 @@ tt_status_t tt__sp_lower_misc(tt_lctx_t* c);
 tt_status_t tt__sp_lower_gamma(tt_lctx_t* c);
 tt_status_t tt__sp_lower_igamma(tt_lctx_t* c); /* special_igamma.c: TT_SP_IGAMMA, TT_SP_IGAMMAC */
 
-/* ---- helpers (special.c) ---------------------------------------------------- */
+/* ---- helpers (special_util.c) ----------------------------------------------- */
 /* The float dtype a special function of input dtype `in` computes in: f64
  * for f64, else f32 (integers and f16/bf16 included). */
 tt_dtype_t tt__sp_compute(const tt_lctx_t* c, tt_dtype_t in);

@@ -1,8 +1,9 @@
 /* Internal to core/lower: helpers and lowering functions shared by the
  * linalg_decomp family (QR, symmetric eigen, SVD, least squares):
  * linalg_decomp.c (QR ops and the family table), linalg_decomp_svd.c
- * (eigh, svd), linalg_decomp_lstsq.c (lstsq), linalg_decomp_util.c (these
- * helpers).
+ * (eigh, svd), linalg_decomp_lstsq.c (lstsq), linalg_eig.c (general eigen,
+ * see linalg_eig_util.h), linalg_decomp_util.c (these helpers, built on
+ * linalg_util.h's and calling no other decomp file).
  *
  * Matrices are (batch..., rows, cols) values; helpers keep the batch dims.
  * The decompositions use XLA's portable custom calls "Qr" (QrExpander:
@@ -11,16 +12,14 @@
  * (EighExpander: Jacobi; results (vectors, values ascending)). Callers never
  * pass them empty matrices. Builder failures are recorded in the
  * tt_shlo_fn_t (helpers then return TT_SHLO_INVALID). Reentrant. */
-#ifndef TT_LINALG_DECOMP_H_
-#define TT_LINALG_DECOMP_H_
+#ifndef TT_LINALG_DECOMP_UTIL_H_
+#define TT_LINALG_DECOMP_UTIL_H_
 
 #include "../lower_tensor_util.h"
+#include "linalg_util.h"
 
 /* The type of a value (a scalar f32 type after a builder failure). */
 tt_type_t tt__ld_type(tt_shlo_fn_t* f, tt_val_t v);
-/* op(a) @ op(b) over shared batch dims; op = transpose of the last two dims
- * when ta / tb. HIGHEST precision. */
-tt_val_t tt__ld_matmul(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, bool ta, bool tb);
 /* Swaps the last two dims. */
 tt_val_t tt__ld_mT(tt_shlo_fn_t* f, tt_val_t a);
 /* Entries below diagonal `k` (col - row < k) set to 0: torch.triu(a, k). */
@@ -64,4 +63,4 @@ tt_status_t tt__ld_lower_lstsq(tt_lctx_t* c);
 /* linalg_eig / _linalg_eigvals (linalg_eig.c; param 0: with vectors) */
 tt_status_t tt__ld_lower_eig(tt_lctx_t* c);
 
-#endif /* TT_LINALG_DECOMP_H_ */
+#endif /* TT_LINALG_DECOMP_UTIL_H_ */

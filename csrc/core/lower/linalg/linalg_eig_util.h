@@ -6,10 +6,13 @@
  *   linalg_eig_hqr.c   Householder reduction to Hessenberg form (gehd2) with
  *                      the accumulated Q, and the double-shift QR algorithm
  *                      of lahqr (real Schur form T, Schur vectors Z);
- *   linalg_eig_util.c  these helpers;
+ *   linalg_eig_util.c  the helpers declared first below;
  *   linalg_eig.c       eigenvalues from T, eigenvectors by back-substitution
  *                      in the complex Schur form, geev's normalization, and
- *                      the lowerings.
+ *                      the lowering (tt__ld_lower_eig, in linalg_decomp.c's
+ *                      table).
+ * Calls go one way: linalg_eig.c calls the steps, the steps call the
+ * helpers, the helpers call no other file of the folder.
  * Following LAPACK step by step gives the eigenvalues in LAPACK's order (the
  * order of T's diagonal), which PyTorch does not promise but users compare.
  *
@@ -21,8 +24,8 @@
  *
  * Builder failures are recorded in the tt_shlo_fn_t (helpers then return
  * TT_SHLO_INVALID). Reentrant. */
-#ifndef TT_LINALG_EIG_H_
-#define TT_LINALG_EIG_H_
+#ifndef TT_LINALG_EIG_UTIL_H_
+#define TT_LINALG_EIG_UTIL_H_
 
 #include "linalg_util.h"
 #include "../lower_loop.h"
@@ -137,4 +140,4 @@ void tt__eg_hessenberg(tt__eig_t* e, tt_val_t* h, tt_val_t* q, tt_val_t ilo, tt_
 void tt__eg_hqr(tt__eig_t* e, tt_val_t* h, tt_val_t* z, tt_val_t ilo, tt_val_t ihi,
                 tt_val_t* info);
 
-#endif /* TT_LINALG_EIG_H_ */
+#endif /* TT_LINALG_EIG_UTIL_H_ */
