@@ -21,11 +21,13 @@ if [ -z "$plug" ] || [ ! -f "$plug" ]; then
 fi
 nvidia-smi -L > "$out/gpu.txt" 2>&1
 echo "plugin: $plug" | tee "$out/summary.txt"
-tests=(test_pjrt test_runtime test_runtime_ops test_disk_cache test_lower_linalg_decomp test_lower_linalg
-       test_view_batch test_view_fuzz test_lower_elementwise test_lower_binary test_lower_reduce
-       test_lower_index test_lower_nn test_lower_conv test_lower_norm test_lower_matmul test_lower_fft
-       test_lower_shape test_lower_create test_lower_foreach test_lower_loop test_lower_index_more
-       test_lower_nn_more test_lower_special test_shlo)
+tests=(test_base_status test_base_env test_base_types
+       test_pjrt test_runtime_storage test_runtime_call test_runtime_disk_cache test_lower_linalg_decomp
+       test_lower_linalg test_lower_view test_runtime_view_fuzz test_lower_elementwise_unary
+       test_lower_elementwise_binary test_lower_reduce test_lower_index test_lower_nn test_lower_conv
+       test_lower_norm test_lower_linalg_matmul test_lower_fft test_lower_shape test_lower_create
+       test_lower_elementwise_foreach test_lower_loop test_lower_elementwise_complex test_lower_loss
+       test_lower_optim test_lower_special test_shlo_builder)
 targets="$(printf 'build/tests/%s ' "${tests[@]}") build/fake/.stamp"
 # Another gcc may warn where ours does not: the warnings are reported, then the
 # tests are built without -Werror so that they still run.

@@ -1,5 +1,5 @@
-/* Helpers for the elementwise lowering tests (test_lower_elementwise.c,
- * test_lower_foreach.c): argument constructors over caller-owned data,
+/* Helpers for the elementwise lowering tests (test_lower_elementwise_unary.c,
+ * _binary.c, _foreach.c): argument constructors over caller-owned data,
  * one-call runners on the current plugin, and comparisons that print every
  * mismatch. Header-only, test code only. */
 #ifndef TT_EW_TEST_UTIL_H_

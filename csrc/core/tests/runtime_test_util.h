@@ -1,4 +1,4 @@
-/* Shared by the runtime tests (test_runtime.c, test_runtime_ops.c): plugin
+/* Shared by the runtime tests (test_runtime_*.c, test_graph_capture.c): plugin
  * set-up, a C model of strided views, storage helpers, check macros. Env:
  * TT_TEST_PLUGIN_NEW (API 0.115 plugin: every test), TT_TEST_PLUGIN_OLD
  * (API 0.81 plugin: a subset). Each plugin's runtime is opened once (2 CPU
@@ -184,7 +184,7 @@ static void open_runtimes(void) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* "ok" lines in order with the FAIL lines on stderr */
   /* tier 1 only: these tests count compiles, which a program left on disk by
    * an earlier run (the default ~/.cache/torch_tpu) would serve instead
-   * (test_disk_cache covers tier 2) */
+   * (test_runtime_disk_cache covers tier 2) */
   setenv("TORCH_TPU_DISK_CACHE", "0", 1);
   const char* paths[2] = {getenv("TT_TEST_PLUGIN_NEW"), getenv("TT_TEST_PLUGIN_OLD")};
   for (int i = 0; i < 2; i++) {

@@ -1,5 +1,5 @@
-/* Tests of the conv and pool lowering families against references computed
- * in C (direct loops over the definitions), on both plugins. */
+/* Tests of the conv lowering family (conv.c, pool.c, nn_more_pool.c) against
+ * references computed in C (direct loops over the definitions), on both plugins. */
 #include "lower_check.h"
 
 /* ---- 2-d convolution reference (1-d = height 1) ----------------------------------- */
@@ -300,6 +300,36 @@ static void test_adaptive(void) {
   if (lc_old) check_adaptive(lc_old);
 }
 
+/* ---- fractional max pooling (nn_more_pool.c) ------------------------------------------ */
+/* fractional_max_pool2d on a 1x1x4x4 plane, kernel 2, output 2x2, samples 0:
+ * alpha = 2, starts {0, 2}: the 2x2 block maxima. */
+static void check_fractional_max_pool(tt_pjrt_t* p) {
+  float x[16];
+  for (int i = 0; i < 16; i++) x[i] = (float)((i * 7) % 16);
+  const float u[2] = {0, 0};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 1, 1, 4, 4), x), INTS(2, 2), INTS(2, 2), lc_tensor(TY(TT_F32, 1, 1, 2), u)};
+  tt_type_t ot[2] = {TY(TT_F32, 1, 1, 2, 2), TY(TT_I64, 1, 1, 2, 2)};
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::fractional_max_pool2d", a, 4, ot, 2, &r));
+  float want[4];
+  int64_t widx[4];
+  for (int oh = 0; oh < 2; oh++)
+    for (int ow = 0; ow < 2; ow++) {
+      int best = (2 * oh) * 4 + 2 * ow;
+      for (int h = 2 * oh; h < 2 * oh + 2; h++)
+        for (int w = 2 * ow; w < 2 * ow + 2; w++)
+          if (x[h * 4 + w] > x[best]) best = h * 4 + w;
+      want[oh * 2 + ow] = x[best], widx[oh * 2 + ow] = best;
+    }
+  TT_CHECK(lc_close_f32(r.out[0], want, 4, 0, 0));
+  TT_CHECK(lc_eq_i64(r.out[1], widx, 4));
+  lc_free(&r);
+}
+static void test_fractional_max_pool(void) {
+  if (lc_new) check_fractional_max_pool(lc_new);
+  if (!tt__cur_failed && lc_old) check_fractional_max_pool(lc_old);
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_conv);
@@ -307,6 +337,7 @@ int main(void) {
   TT_RUN(test_pools);
   TT_RUN(test_avg_pool_backward);
   TT_RUN(test_adaptive);
+  TT_RUN(test_fractional_max_pool);
   lc_close();
   TT_REPORT();
 }

@@ -1,5 +1,6 @@
-/* Tests of the create lowering family: fills, ranges, eye, and the random
- * fillers (distribution properties, determinism per seed). */
+/* Tests of the create lowering family: fills, ranges, eye and the random
+ * fillers (create.c: distribution properties, determinism per seed), the
+ * torch.distributions samplers (random_dist.c) and multinomial (random_more.c). */
 #include <float.h>
 
 #include "lower_check.h"
@@ -246,6 +247,24 @@ static void test_distributions(void) {
   lc_free(&r);
 }
 
+/* multinomial (random_more.c) without replacement: every draw is distinct and
+ * never a zero-weight category. */
+static void check_multinomial(tt_pjrt_t* p) {
+  lc_result_t r;
+  const float w[4] = {1, 0, 2, 3};
+  tt_type_t mt = TY(TT_I64, 3);
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 4), w), INT(3), BOOL(0), NONE(), lc_rng(lc_seed_a)};
+  TT_CHECK(lc_run(p, "aten::multinomial", b, NARGS(b), &mt, 1, &r));
+  const int64_t* s = r.out[0];
+  TT_CHECK(s[0] != s[1] && s[1] != s[2] && s[0] != s[2]);
+  for (int i = 0; i < 3; i++) TT_CHECK(s[i] >= 0 && s[i] < 4 && s[i] != 1);
+  lc_free(&r);
+}
+static void test_multinomial(void) {
+  if (lc_new) check_multinomial(lc_new);
+  if (!tt__cur_failed && lc_old) check_multinomial(lc_old);
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_fill_zero);
@@ -255,6 +274,7 @@ int main(void) {
   TT_RUN(test_normal_exponential);
   TT_RUN(test_random_bernoulli);
   TT_RUN(test_distributions);
+  TT_RUN(test_multinomial);
   lc_close();
   TT_REPORT();
 }

@@ -1,4 +1,6 @@
-/* Tests of the linalg lowering family against values computed by hand. */
+/* Tests of the linalg lowering family's linalg.c (Cholesky, triangular solves,
+ * LU, det / inv / solve, matrix_exp, LDL) against values computed by hand.
+ * QR, eigen and SVD: test_lower_linalg_decomp.c; matmul: test_lower_linalg_matmul.c. */
 #include "lower_check.h"
 
 static bool eq_i32(const void* got, const int32_t* want, int n) {

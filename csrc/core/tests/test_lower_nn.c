@@ -1,4 +1,7 @@
-/* Tests of the nn lowering family against values computed in C. */
+/* Tests of the nn lowering family against values computed in C: nn.c (softmax,
+ * nll_loss, layer norm, dropout, mse_loss, embedding backward), attention.c
+ * (SDPA), nn_more.c (activations), nn_more_fold.c (im2col / col2im, max_unpool),
+ * grid_sample.c and resample.c (upsampling). */
 #include "lower_check.h"
 
 static const float S6[6] = {1, 2, 3, -1, 0.5f, -INFINITY}; /* 2x3 */
@@ -280,6 +283,157 @@ static void test_sdpa(void) {
   lc_free(&r);
 }
 
+/* ---- nn_more.c: activations ----------------------------------------------------------- */
+
+static void check_log_sigmoid(tt_pjrt_t* p) {
+  const float x[4] = {-30, -1, 0, 2.5f};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 4), x)};
+  tt_type_t ot[2] = {TY(TT_F32, 4), TY(TT_F32, 4)};
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::log_sigmoid_forward", a, 1, ot, 2, &r));
+  float want[4], buf[4];
+  for (int i = 0; i < 4; i++) {
+    want[i] = (float)(fmin(x[i], 0) - log1p(exp(-fabs(x[i]))));
+    buf[i] = (float)exp(-fabs(x[i]));
+  }
+  TT_CHECK(lc_close_f32(r.out[0], want, 4, 1e-6, 1e-7));
+  TT_CHECK(lc_close_f32(r.out[1], buf, 4, 1e-6, 1e-7));
+  lc_free(&r);
+  const float g[4] = {1, 2, -1, 0.5f};
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 4), g), lc_tensor(TY(TT_F32, 4), x), lc_tensor(TY(TT_F32, 4), buf)};
+  TT_CHECK(lc_run(p, "aten::log_sigmoid_backward", b, 3, ot, 1, &r));
+  for (int i = 0; i < 4; i++) want[i] = (float)(g[i] / (1 + exp(x[i])));
+  TT_CHECK(lc_close_f32(r.out[0], want, 4, 1e-6, 1e-7));
+  lc_free(&r);
+}
+static void test_log_sigmoid(void) {
+  if (lc_new) check_log_sigmoid(lc_new);
+  if (!tt__cur_failed && lc_old) check_log_sigmoid(lc_old);
+}
+
+static void test_glu_prelu(void) {
+  if (!lc_new) return;
+  const float x[8] = {1, -2, 3, 0.5f, 0, 1, -1, 2}; /* 2x4: halves along dim 1 */
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 2, 4), x), INT(-1)};
+  tt_type_t ot = TY(TT_F32, 2, 2);
+  lc_result_t r;
+  TT_CHECK(lc_run(lc_new, "aten::glu", a, 2, &ot, 1, &r));
+  float want[8];
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) want[i * 2 + j] = (float)(x[i * 4 + j] / (1 + exp(-x[i * 4 + 2 + j])));
+  TT_CHECK(lc_close_f32(r.out[0], want, 4, 1e-6, 1e-7));
+  lc_free(&r);
+  const float w[4] = {0.25f, -1, 0.5f, 2};
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 2, 4), x), lc_tensor(TY(TT_F32, 4), w)};
+  tt_type_t pt = TY(TT_F32, 2, 4);
+  TT_CHECK(lc_run(lc_new, "aten::_prelu_kernel", b, 2, &pt, 1, &r));
+  for (int i = 0; i < 8; i++) want[i] = x[i] > 0 ? x[i] : w[i % 4] * x[i];
+  TT_CHECK(lc_close_f32(r.out[0], want, 8, 0, 0));
+  lc_free(&r);
+}
+
+/* ---- nn_more_fold.c ------------------------------------------------------------------- */
+
+/* im2col of a 1x1x3x3 image, kernel 2x2, stride 1: 4 rows of 4 positions;
+ * col2im of ones counts how many blocks cover each pixel. */
+static void check_im2col_col2im(tt_pjrt_t* p) {
+  const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 1, 1, 3, 3), x), INTS(2, 2), INTS(1, 1), INTS(0, 0), INTS(1, 1)};
+  tt_type_t ot = TY(TT_F32, 1, 4, 4);
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::im2col", a, 5, &ot, 1, &r));
+  WANT_F32(r, 0, 16, 0, 1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9);
+  lc_free(&r);
+  float ones[16];
+  for (int i = 0; i < 16; i++) ones[i] = 1;
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 1, 4, 4), ones), INTS(3, 3), INTS(2, 2), INTS(1, 1), INTS(0, 0), INTS(1, 1)};
+  tt_type_t it = TY(TT_F32, 1, 1, 3, 3);
+  TT_CHECK(lc_run(p, "aten::col2im", b, 6, &it, 1, &r));
+  WANT_F32(r, 0, 9, 0, 1, 2, 1, 2, 4, 2, 1, 2, 1);
+  lc_free(&r);
+}
+static void test_im2col_col2im(void) {
+  if (lc_new) check_im2col_col2im(lc_new);
+  if (!tt__cur_failed && lc_old) check_im2col_col2im(lc_old);
+}
+
+static void test_max_unpool(void) {
+  if (!lc_new) return;
+  const float x[4] = {5, 6, 7, 8};
+  const int64_t idx[4] = {3, 0, 8, 5};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 1, 2, 1, 2), x), lc_tensor(TY(TT_I64, 1, 2, 1, 2), idx), INTS(3, 3)};
+  tt_type_t ot = TY(TT_F32, 1, 2, 3, 3);
+  lc_result_t r;
+  TT_CHECK(lc_run(lc_new, "aten::max_unpool2d", a, 3, &ot, 1, &r));
+  WANT_F32(r, 0, 18, 0, 6, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 7);
+  lc_free(&r);
+}
+
+/* ---- grid_sample.c -------------------------------------------------------------------- */
+
+/* grid_sampler_2d on a 2x2 image: the center with align_corners averages all
+ * four pixels; nearest at (1, -1) picks the top-right one. */
+static void check_grid_sampler(tt_pjrt_t* p) {
+  const float img[4] = {1, 2, 3, 4}, grid[4] = {0, 0, 1, -1};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 1, 1, 2, 2), img), lc_tensor(TY(TT_F32, 1, 1, 2, 2), grid), INT(0), INT(0),
+                  BOOL(1)};
+  tt_type_t ot = TY(TT_F32, 1, 1, 1, 2);
+  lc_result_t r;
+  TT_CHECK(lc_run(p, "aten::grid_sampler_2d", a, 5, &ot, 1, &r));
+  WANT_F32(r, 0, 2, 1e-6, 2.5, 2);
+  lc_free(&r);
+  a[2] = INT(1);
+  TT_CHECK(lc_run(p, "aten::grid_sampler_2d", a, 5, &ot, 1, &r));
+  WANT_F32(r, 0, 2, 0, 1, 2); /* center rounds half to even: (0.5, 0.5) -> (0, 0) */
+  lc_free(&r);
+}
+static void test_grid_sampler(void) {
+  if (lc_new) check_grid_sampler(lc_new);
+  if (!tt__cur_failed && lc_old) check_grid_sampler(lc_old);
+}
+
+/* ---- resample.c ----------------------------------------------------------------------- */
+static void check_resample(tt_pjrt_t* p) {
+  lc_result_t r;
+  const float q[4] = {1, 2, 3, 4}, ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  tt_type_t in = TY(TT_F32, 1, 1, 2, 2), out = TY(TT_F32, 1, 1, 3, 3);
+  /* nearest 2x2 -> 3x3: source rows / cols 0, 0, 1 */
+  th_arg_t a[] = {lc_tensor(in, q), INTS(3, 3), NONE(), NONE()};
+  TT_CHECK(lc_run(p, "aten::upsample_nearest2d", a, 4, &out, 1, &r));
+  WANT_F32(r, 0, 9, 0, 1, 1, 2, 1, 1, 2, 3, 3, 4);
+  lc_free(&r);
+  th_arg_t b[] = {lc_tensor(out, ones), INTS(3, 3), INTS(1, 1, 2, 2), NONE(), NONE()};
+  TT_CHECK(lc_run(p, "aten::upsample_nearest2d_backward", b, 5, &in, 1, &r));
+  WANT_F32(r, 0, 4, 0, 4, 2, 2, 1);
+  lc_free(&r);
+  /* bilinear with align_corners */
+  const float q0[4] = {0, 1, 2, 3};
+  th_arg_t c[] = {lc_tensor(in, q0), INTS(3, 3), BOOL(1), NONE(), NONE()};
+  TT_CHECK(lc_run(p, "aten::upsample_bilinear2d", c, 5, &out, 1, &r));
+  WANT_F32(r, 0, 9, 1e-6, 0, 0.5f, 1, 1, 1.5f, 2, 2, 2.5f, 3);
+  lc_free(&r);
+  /* linear 2 -> 4 (half-pixel, clamped) and its backward */
+  tt_type_t l2 = TY(TT_F32, 1, 1, 2), l4 = TY(TT_F32, 1, 1, 4);
+  th_arg_t d[] = {lc_tensor(l2, q0), INTS(4), BOOL(0), NONE()};
+  TT_CHECK(lc_run(p, "aten::upsample_linear1d", d, 4, &l4, 1, &r));
+  WANT_F32(r, 0, 4, 1e-6, 0, 0.25f, 0.75f, 1);
+  lc_free(&r);
+  th_arg_t e[] = {lc_tensor(l4, ones), INTS(4), INTS(1, 1, 2), BOOL(0), NONE()};
+  TT_CHECK(lc_run(p, "aten::upsample_linear1d_backward", e, 5, &l2, 1, &r));
+  WANT_F32(r, 0, 2, 1e-6, 2, 2);
+  lc_free(&r);
+  /* bicubic (A = -0.75, borders clamped) 1x4 -> 1x7 with align_corners */
+  tt_type_t c4 = TY(TT_F32, 1, 1, 1, 4), c7 = TY(TT_F32, 1, 1, 1, 7);
+  th_arg_t g[] = {lc_tensor(c4, q0), INTS(1, 7), BOOL(1), NONE(), NONE()};
+  TT_CHECK(lc_run(p, "aten::upsample_bicubic2d", g, 5, &c7, 1, &r));
+  WANT_F32(r, 0, 7, 1e-6, 0, 0.40625f, 1, 1.5f, 2, 2.59375f, 3);
+  lc_free(&r);
+}
+static void test_resample(void) {
+  if (lc_new) check_resample(lc_new);
+  if (!tt__cur_failed && lc_old) check_resample(lc_old);
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_softmax);
@@ -291,6 +445,12 @@ int main(void) {
   TT_RUN(test_mse);
   TT_RUN(test_embedding_bwd);
   TT_RUN(test_sdpa);
+  TT_RUN(test_log_sigmoid);
+  TT_RUN(test_glu_prelu);
+  TT_RUN(test_im2col_col2im);
+  TT_RUN(test_max_unpool);
+  TT_RUN(test_grid_sampler);
+  TT_RUN(test_resample);
   lc_close();
   TT_REPORT();
 }

@@ -1,5 +1,5 @@
-/* Tests of the norm and loss lowering families (batch norm, group norm,
- * embedding_bag, weight norm, pointwise losses) against values computed in C. */
+/* Tests of the norm lowering family (batch norm, group norm, embedding_bag,
+ * weight norm) against values computed in C. */
 #include "lower_check.h"
 
 /* x: N=2, C=2, L=3 */
@@ -227,28 +227,6 @@ static void test_embedding_bag(void) {
   }
 }
 
-/* ---- losses ---------------------------------------------------------------------- */
-static const float LX[4] = {0.2f, 0.9f, 0.5f, 0.05f}, LY[4] = {0, 1, 1, 0.5f};
-
-static void check_losses(tt_pjrt_t* p) {
-  tt_type_t o0 = TY0(TT_F32), o4 = TY(TT_F32, 4);
-  lc_result_t r;
-  th_arg_t a[] = {lc_tensor(o4, LX), lc_tensor(o4, LY), INT(2), FLT(0.5)};
-  TT_CHECK(lc_run(p, "aten::smooth_l1_loss", a, 4, &o0, 1, &r));
-  WANT_F32(r, 0, 1, 1e-6, 0.04f + 0.01f + 0.25f + 0.2025f);
-  lc_free(&r);
-  TT_CHECK(lc_run(p, "aten::huber_loss", a, 4, &o0, 1, &r));
-  WANT_F32(r, 0, 1, 1e-6, 0.02f + 0.005f + 0.125f + 0.10125f);
-  lc_free(&r);
-  const float w[4] = {1, 2, 0.5f, 1};
-  th_arg_t b[] = {lc_tensor(o4, LX), lc_tensor(o4, LY), lc_tensor(o4, w), INT(0)};
-  TT_CHECK(lc_run(p, "aten::binary_cross_entropy", b, 4, &o4, 1, &r));
-  float want[4];
-  for (int i = 0; i < 4; i++) want[i] = (float)(-w[i] * (LY[i] * log(LX[i]) + (1 - LY[i]) * log1p(-LX[i])));
-  TT_CHECK(lc_close_f32(r.out[0], want, 4, 1e-5, 1e-6));
-  lc_free(&r);
-}
-
 /* weight norm over dim 0 of v = [[3, 4], [0, -2]], g = [[2], [1]]: norms 5, 2;
  * w = v * g / norm; backward with grad_w = [[1, 1], [1, 0]] */
 static void check_weight_norm(tt_pjrt_t* p) {
@@ -284,46 +262,6 @@ static void test_weight_norm(void) {
   if (!tt__cur_failed && lc_old) check_weight_norm(lc_old);
 }
 
-static void test_losses(void) {
-  if (lc_new) check_losses(lc_new);
-  if (!tt__cur_failed && lc_old) check_losses(lc_old);
-}
-
-static void test_loss_logits_and_bwd(void) {
-  if (!lc_new) return;
-  tt_type_t o0 = TY0(TT_F32), o4 = TY(TT_F32, 4);
-  lc_result_t r;
-  const float x[4] = {-2, 0.5f, 3, -40}, pw[4] = {2, 1, 0.5f, 3};
-  th_arg_t a[] = {lc_tensor(o4, x), lc_tensor(o4, LY), NONE(), lc_tensor(o4, pw), INT(1)};
-  TT_CHECK(lc_run(lc_new, "aten::binary_cross_entropy_with_logits", a, 5, &o0, 1, &r));
-  double s = 0;
-  for (int i = 0; i < 4; i++) {
-    double ls = fmin(x[i], 0) - log1p(exp(-fabs(x[i])));
-    s += (1 - LY[i]) * x[i] - ls * ((pw[i] - 1) * LY[i] + 1);
-  }
-  WANT_F32(r, 0, 1, 1e-6, (float)(s / 4));
-  lc_free(&r);
-  TT_CHECK(lc_run(lc_new, "aten::soft_margin_loss", (th_arg_t[]){lc_tensor(o4, x), lc_tensor(o4, LY), INT(0)}, 3, &o4, 1, &r));
-  float want[4];
-  for (int i = 0; i < 4; i++) want[i] = (float)log1p(exp(-LY[i] * x[i]));
-  TT_CHECK(lc_close_f32(r.out[0], want, 4, 1e-6, 1e-7));
-  lc_free(&r);
-  /* backward, mean reduction: smooth_l1 (beta 0.5) and bce */
-  const float g = 2;
-  th_arg_t b[] = {lc_tensor(o0, &g), lc_tensor(o4, LX), lc_tensor(o4, LY), INT(1), FLT(0.5)};
-  TT_CHECK(lc_run(lc_new, "aten::smooth_l1_loss_backward", b, 5, &o4, 1, &r));
-  WANT_F32(r, 0, 4, 1e-6, 0.5f * 0.4f, -0.5f * 0.2f, -0.5f, -0.5f * 0.9f);
-  lc_free(&r);
-  TT_CHECK(lc_run(lc_new, "aten::huber_loss_backward", b, 5, &o4, 1, &r));
-  WANT_F32(r, 0, 4, 1e-6, 0.5f * 0.2f, -0.5f * 0.1f, -0.25f, -0.225f);
-  lc_free(&r);
-  th_arg_t c[] = {lc_tensor(o0, &g), lc_tensor(o4, LX), lc_tensor(o4, LY), NONE(), INT(1)};
-  TT_CHECK(lc_run(lc_new, "aten::binary_cross_entropy_backward", c, 5, &o4, 1, &r));
-  for (int i = 0; i < 4; i++) want[i] = (float)(0.5 * (LX[i] - LY[i]) / ((1 - LX[i]) * LX[i]));
-  TT_CHECK(lc_close_f32(r.out[0], want, 4, 1e-5, 1e-6));
-  lc_free(&r);
-}
-
 int main(void) {
   lc_open();
   TT_RUN(test_bn_train);
@@ -331,8 +269,6 @@ int main(void) {
   TT_RUN(test_group_norm);
   TT_RUN(test_embedding_bag);
   TT_RUN(test_weight_norm);
-  TT_RUN(test_losses);
-  TT_RUN(test_loss_logits_and_bwd);
   lc_close();
   TT_REPORT();
 }

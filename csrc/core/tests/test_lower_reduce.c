@@ -1,4 +1,5 @@
-/* Tests of the reduce lowering family against values computed in C. */
+/* Tests of the reduce lowering family against values computed in C: reductions
+ * (reduce.c), scans (scan.c) and sorting (sort.c). */
 #include "lower_check.h"
 
 static float X[24]; /* 2x3x4 */
@@ -283,6 +284,96 @@ static void test_aminmax(void) {
   lc_free(&r);
 }
 
+/* ---- scan.c ------------------------------------------------------------------------ */
+static void check_scans(tt_pjrt_t* p) {
+  const float x[6] = {1, 3, 3, 2, NAN, 5};
+  tt_type_t ot[2] = {TY(TT_F32, 6), TY(TT_I64, 6)};
+  lc_result_t r;
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 6), x), OUT(), OUT(), INT(0)};
+  TT_CHECK(lc_run(p, "aten::_cummax_helper", a, NARGS(a), ot, 2, &r));
+  const float* v = r.out[0];
+  TT_CHECK(v[0] == 1 && v[1] == 3 && v[2] == 3 && v[3] == 3 && isnan(v[4]) && isnan(v[5]));
+  WANT_I64(r, 1, 6, 0, 1, 2, 2, 4, 4); /* ties: the last index; NaN sticks */
+  lc_free(&r);
+  const float y[4] = {0, 0, -INFINITY, 1};
+  tt_type_t lt = TY(TT_F32, 4);
+  th_arg_t b[] = {lc_tensor(TY(TT_F32, 4), y), INT(0)};
+  TT_CHECK(lc_run(p, "aten::_logcumsumexp", b, NARGS(b), &lt, 1, &r));
+  WANT_F32(r, 0, 4, 1e-6, 0, (float)log(2.0), (float)log(2.0), (float)log(2.0 + exp(1.0)));
+  lc_free(&r);
+  /* segment_reduce mean over lengths {2, 0, 2}: the empty segment is NaN */
+  const float d[4] = {1, 2, 3, 5};
+  const int64_t len[3] = {2, 0, 2};
+  tt_type_t st = TY(TT_F32, 3);
+  th_arg_t c[] = {lc_tensor(TY(TT_F32, 4), d), lc_str("mean"), lc_tensor(TY(TT_I64, 3), len), NONE(), NONE(),
+                  INT(0), BOOL(0), NONE()};
+  TT_CHECK(lc_run(p, "aten::segment_reduce", c, NARGS(c), &st, 1, &r));
+  const float* s = r.out[0];
+  TT_CHECK(s[0] == 1.5f && isnan(s[1]) && s[2] == 4.0f);
+  lc_free(&r);
+}
+static void test_scans(void) {
+  if (lc_new) check_scans(lc_new);
+  if (!tt__cur_failed && lc_old) check_scans(lc_old);
+}
+
+/* ---- sort.c ------------------------------------------------------------------------ */
+#define NAN_F ((float)NAN)
+
+static void check_sort(tt_pjrt_t* p) {
+  lc_result_t r;
+  /* stable sort with NaN (largest) and ties, both directions */
+  const float x[5] = {3, NAN_F, -1, 2, -1};
+  tt_type_t o2[2] = {TY(TT_F32, 5), TY(TT_I64, 5)};
+  th_arg_t a[] = {lc_tensor(TY(TT_F32, 5), x), BOOL(1), INT(-1), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::sort.stable", a, 4, o2, 2, &r));
+  WANT_F32(r, 0, 5, 0, -1, -1, 2, 3, NAN_F);
+  WANT_I64(r, 1, 5, 2, 4, 3, 0, 1);
+  lc_free(&r);
+  a[3] = BOOL(1);
+  TT_CHECK(lc_run(p, "aten::sort.stable", a, 4, o2, 2, &r));
+  WANT_F32(r, 0, 5, 0, NAN_F, 3, 2, -1, -1);
+  WANT_I64(r, 1, 5, 1, 0, 3, 2, 4);
+  lc_free(&r);
+  /* topk on int64, largest and smallest */
+  const int64_t y[8] = {5, 1, 7, 3, 0, 9, 2, 8};
+  tt_type_t t2[2] = {TY(TT_I64, 2, 2), TY(TT_I64, 2, 2)};
+  th_arg_t b[] = {lc_tensor(TY(TT_I64, 2, 4), y), INT(2), INT(1), BOOL(1), BOOL(1)};
+  TT_CHECK(lc_run(p, "aten::topk", b, 5, t2, 2, &r));
+  WANT_I64(r, 0, 4, 7, 5, 9, 8);
+  WANT_I64(r, 1, 4, 2, 0, 1, 3);
+  lc_free(&r);
+  b[3] = BOOL(0);
+  TT_CHECK(lc_run(p, "aten::topk", b, 5, t2, 2, &r));
+  WANT_I64(r, 0, 4, 1, 3, 0, 2);
+  WANT_I64(r, 1, 4, 1, 3, 0, 2);
+  lc_free(&r);
+  /* median.dim: a row with NaN gives its first NaN; nanmedian skips NaN */
+  const float m[8] = {4, 1, NAN_F, 2, 3, 1, 2, 0};
+  tt_type_t m2[2] = {TY(TT_F32, 2), TY(TT_I64, 2)};
+  th_arg_t c[] = {lc_tensor(TY(TT_F32, 2, 4), m), INT(1), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::median.dim", c, 3, m2, 2, &r));
+  WANT_F32(r, 0, 2, 0, NAN_F, 1);
+  WANT_I64(r, 1, 2, 2, 1);
+  lc_free(&r);
+  TT_CHECK(lc_run(p, "aten::nanmedian.dim", c, 3, m2, 2, &r));
+  WANT_F32(r, 0, 2, 0, 2, 1);
+  WANT_I64(r, 1, 2, 3, 1);
+  lc_free(&r);
+  /* mode: the smallest most frequent value, its last index */
+  const int64_t md[6] = {1, 2, 2, 1, 3, 3};
+  tt_type_t mo[2] = {TY(TT_I64, 1), TY(TT_I64, 1)};
+  th_arg_t d[] = {lc_tensor(TY(TT_I64, 1, 6), md), INT(1), BOOL(0)};
+  TT_CHECK(lc_run(p, "aten::mode", d, 3, mo, 2, &r));
+  WANT_I64(r, 0, 1, 1);
+  WANT_I64(r, 1, 1, 3);
+  lc_free(&r);
+}
+static void test_sort(void) {
+  if (lc_new) check_sort(lc_new);
+  if (!tt__cur_failed && lc_old) check_sort(lc_old);
+}
+
 int main(void) {
   init_x();
   lc_open();
@@ -297,6 +388,8 @@ int main(void) {
   TT_RUN(test_norm);
   TT_RUN(test_cumsum);
   TT_RUN(test_aminmax);
+  TT_RUN(test_scans);
+  TT_RUN(test_sort);
   lc_close();
   TT_REPORT();
 }

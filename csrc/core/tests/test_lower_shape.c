@@ -1,58 +1,7 @@
-/* Tests of the sort, shape and resample lowering families against values
- * computed by hand (every check runs on both plugins when they are set). */
+/* Tests of the shape lowering family (shape.c: tril / triu, roll, repeat,
+ * trace, cross, cdist, padding) against values computed by hand (every check
+ * runs on both plugins when they are set). */
 #include "lower_check.h"
-
-#define NAN_F ((float)NAN)
-
-static void sort_ops(tt_pjrt_t* p) {
-  lc_result_t r;
-  /* stable sort with NaN (largest) and ties, both directions */
-  const float x[5] = {3, NAN_F, -1, 2, -1};
-  tt_type_t o2[2] = {TY(TT_F32, 5), TY(TT_I64, 5)};
-  th_arg_t a[] = {lc_tensor(TY(TT_F32, 5), x), BOOL(1), INT(-1), BOOL(0)};
-  TT_CHECK(lc_run(p, "aten::sort.stable", a, 4, o2, 2, &r));
-  WANT_F32(r, 0, 5, 0, -1, -1, 2, 3, NAN_F);
-  WANT_I64(r, 1, 5, 2, 4, 3, 0, 1);
-  lc_free(&r);
-  a[3] = BOOL(1);
-  TT_CHECK(lc_run(p, "aten::sort.stable", a, 4, o2, 2, &r));
-  WANT_F32(r, 0, 5, 0, NAN_F, 3, 2, -1, -1);
-  WANT_I64(r, 1, 5, 1, 0, 3, 2, 4);
-  lc_free(&r);
-  /* topk on int64, largest and smallest */
-  const int64_t y[8] = {5, 1, 7, 3, 0, 9, 2, 8};
-  tt_type_t t2[2] = {TY(TT_I64, 2, 2), TY(TT_I64, 2, 2)};
-  th_arg_t b[] = {lc_tensor(TY(TT_I64, 2, 4), y), INT(2), INT(1), BOOL(1), BOOL(1)};
-  TT_CHECK(lc_run(p, "aten::topk", b, 5, t2, 2, &r));
-  WANT_I64(r, 0, 4, 7, 5, 9, 8);
-  WANT_I64(r, 1, 4, 2, 0, 1, 3);
-  lc_free(&r);
-  b[3] = BOOL(0);
-  TT_CHECK(lc_run(p, "aten::topk", b, 5, t2, 2, &r));
-  WANT_I64(r, 0, 4, 1, 3, 0, 2);
-  WANT_I64(r, 1, 4, 1, 3, 0, 2);
-  lc_free(&r);
-  /* median.dim: a row with NaN gives its first NaN; nanmedian skips NaN */
-  const float m[8] = {4, 1, NAN_F, 2, 3, 1, 2, 0};
-  tt_type_t m2[2] = {TY(TT_F32, 2), TY(TT_I64, 2)};
-  th_arg_t c[] = {lc_tensor(TY(TT_F32, 2, 4), m), INT(1), BOOL(0)};
-  TT_CHECK(lc_run(p, "aten::median.dim", c, 3, m2, 2, &r));
-  WANT_F32(r, 0, 2, 0, NAN_F, 1);
-  WANT_I64(r, 1, 2, 2, 1);
-  lc_free(&r);
-  TT_CHECK(lc_run(p, "aten::nanmedian.dim", c, 3, m2, 2, &r));
-  WANT_F32(r, 0, 2, 0, 2, 1);
-  WANT_I64(r, 1, 2, 3, 1);
-  lc_free(&r);
-  /* mode: the smallest most frequent value, its last index */
-  const int64_t md[6] = {1, 2, 2, 1, 3, 3};
-  tt_type_t mo[2] = {TY(TT_I64, 1), TY(TT_I64, 1)};
-  th_arg_t d[] = {lc_tensor(TY(TT_I64, 1, 6), md), INT(1), BOOL(0)};
-  TT_CHECK(lc_run(p, "aten::mode", d, 3, mo, 2, &r));
-  WANT_I64(r, 0, 1, 1);
-  WANT_I64(r, 1, 1, 3);
-  lc_free(&r);
-}
 
 static void shape_ops(tt_pjrt_t* p) {
   lc_result_t r;
@@ -162,58 +111,17 @@ static void cdist_pad_ops(tt_pjrt_t* p) {
   lc_free(&r);
 }
 
-static void resample_ops(tt_pjrt_t* p) {
-  lc_result_t r;
-  const float q[4] = {1, 2, 3, 4}, ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-  tt_type_t in = TY(TT_F32, 1, 1, 2, 2), out = TY(TT_F32, 1, 1, 3, 3);
-  /* nearest 2x2 -> 3x3: source rows / cols 0, 0, 1 */
-  th_arg_t a[] = {lc_tensor(in, q), INTS(3, 3), NONE(), NONE()};
-  TT_CHECK(lc_run(p, "aten::upsample_nearest2d", a, 4, &out, 1, &r));
-  WANT_F32(r, 0, 9, 0, 1, 1, 2, 1, 1, 2, 3, 3, 4);
-  lc_free(&r);
-  th_arg_t b[] = {lc_tensor(out, ones), INTS(3, 3), INTS(1, 1, 2, 2), NONE(), NONE()};
-  TT_CHECK(lc_run(p, "aten::upsample_nearest2d_backward", b, 5, &in, 1, &r));
-  WANT_F32(r, 0, 4, 0, 4, 2, 2, 1);
-  lc_free(&r);
-  /* bilinear with align_corners */
-  const float q0[4] = {0, 1, 2, 3};
-  th_arg_t c[] = {lc_tensor(in, q0), INTS(3, 3), BOOL(1), NONE(), NONE()};
-  TT_CHECK(lc_run(p, "aten::upsample_bilinear2d", c, 5, &out, 1, &r));
-  WANT_F32(r, 0, 9, 1e-6, 0, 0.5f, 1, 1, 1.5f, 2, 2, 2.5f, 3);
-  lc_free(&r);
-  /* linear 2 -> 4 (half-pixel, clamped) and its backward */
-  tt_type_t l2 = TY(TT_F32, 1, 1, 2), l4 = TY(TT_F32, 1, 1, 4);
-  th_arg_t d[] = {lc_tensor(l2, q0), INTS(4), BOOL(0), NONE()};
-  TT_CHECK(lc_run(p, "aten::upsample_linear1d", d, 4, &l4, 1, &r));
-  WANT_F32(r, 0, 4, 1e-6, 0, 0.25f, 0.75f, 1);
-  lc_free(&r);
-  th_arg_t e[] = {lc_tensor(l4, ones), INTS(4), INTS(1, 1, 2), BOOL(0), NONE()};
-  TT_CHECK(lc_run(p, "aten::upsample_linear1d_backward", e, 5, &l2, 1, &r));
-  WANT_F32(r, 0, 2, 1e-6, 2, 2);
-  lc_free(&r);
-  /* bicubic (A = -0.75, borders clamped) 1x4 -> 1x7 with align_corners */
-  tt_type_t c4 = TY(TT_F32, 1, 1, 1, 4), c7 = TY(TT_F32, 1, 1, 1, 7);
-  th_arg_t g[] = {lc_tensor(c4, q0), INTS(1, 7), BOOL(1), NONE(), NONE()};
-  TT_CHECK(lc_run(p, "aten::upsample_bicubic2d", g, 5, &c7, 1, &r));
-  WANT_F32(r, 0, 7, 1e-6, 0, 0.40625f, 1, 1.5f, 2, 2.59375f, 3);
-  lc_free(&r);
-}
-
 static void run_both(void (*fn)(tt_pjrt_t*)) {
   if (lc_new) fn(lc_new);
   if (!tt__cur_failed && lc_old) fn(lc_old);
 }
-static void test_sort(void) { run_both(sort_ops); }
 static void test_shape(void) { run_both(shape_ops); }
 static void test_cdist_pad(void) { run_both(cdist_pad_ops); }
-static void test_resample(void) { run_both(resample_ops); }
 
 int main(void) {
   lc_open();
-  TT_RUN(test_sort);
   TT_RUN(test_shape);
   TT_RUN(test_cdist_pad);
-  TT_RUN(test_resample);
   lc_close();
   TT_REPORT();
 }

@@ -63,7 +63,7 @@ static tt_val_t as_real_dtype(tt_shlo_fn_t* f, tt_val_t base, tt_dtype_t dt) {
        * folds a widening bitcast_convert followed by that narrowing one (a
        * buffer retyped by a write, then read as a third dtype) into one
        * bitcast of the wrong shape, which its verifier rejects. The reshape
-       * in between keeps them apart (test_view_batch.c). */
+       * in between keeps them apart (test_lower_view.c). */
       int64_t r = (int64_t)(ss / ws), d2[2] = {n, 1}, d3[3] = {n, 1, r};
       base = tt_l_reshape(f, base, 2, d2);
       tt_type_t rt = tt_type_make(want, 3, d3);

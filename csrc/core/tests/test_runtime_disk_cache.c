@@ -6,7 +6,7 @@
  * last run of its command line used first. Env: TT_TEST_PLUGIN_NEW (API 0.115),
  * TT_TEST_PLUGIN_OLD (API 0.81); a missing one skips its plugin. Files go to
  * a fresh directory under $TMPDIR (or /tmp), removed at the end.
- * `test_disk_cache --writer DIR PLUGIN N` is one of the concurrent writers. */
+ * `test_runtime_disk_cache --writer DIR PLUGIN N` is one of the concurrent writers. */
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -784,7 +784,7 @@ static void check_concurrent(int i) {
     snprintf(num, sizeof(num), "%d", n);
     pids[n] = fork();
     if (pids[n] == 0) { /* exec: the parent's PJRT client does not survive fork */
-      execl("/proc/self/exe", "test_disk_cache", "--writer", dir, g_paths[i], num, (char*)NULL);
+      execl("/proc/self/exe", "test_runtime_disk_cache", "--writer", dir, g_paths[i], num, (char*)NULL);
       _exit(127);
     }
     TT_CHECK(pids[n] > 0);

@@ -1,5 +1,6 @@
-/* Tests of op calls through the runtime without Python: functional and
- * in-place ops on views, Scalars, the executable cache, devices, modes and
+/* Tests of op calls through the runtime without Python (runtime/call.c and
+ * what a call uses: cache.c, scalars.c, runtime.c): functional and in-place
+ * ops on views, Scalars, the executable cache, devices, modes and
  * asynchronous errors. */
 #include "runtime_test_util.h"
 

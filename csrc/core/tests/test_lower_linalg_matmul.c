@@ -1,4 +1,5 @@
-/* Tests of the matmul lowering family against values computed in C. */
+/* Tests of the matmul lowering family (linalg/matmul.c: mm, bmm, addmm, mv, dot,
+ * ...) against values computed in C. */
 #include "lower_check.h"
 
 static const float A23[6] = {1, 2, 3, -4, 5, 0.5f};           /* 2x3 */

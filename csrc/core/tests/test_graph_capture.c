@@ -1,6 +1,7 @@
 /* Tests of captured programs (runtime/capture.c) without Python: a capture
  * replayed on other inputs, in-place results, refusals, stale programs; and
- * of where Fused Eager cuts its graph (runtime/fuse.c). */
+ * of where Fused Eager cuts its graph (runtime/fuse.c). Both are the graph
+ * layer's work (DESIGN §2), still in runtime/ today. */
 #include <pthread.h>
 
 #include "runtime_test_util.h"

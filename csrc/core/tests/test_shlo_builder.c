@@ -278,21 +278,9 @@ static void test_float8_constants(void) {
   }
 }
 
-/* Appending nothing from a NULL pointer (the data of an empty int[] in a
- * cache key): no memcpy from NULL (UBSan in make test-asan). */
-static void test_sbuf_empty_append(void) {
-  tt_sbuf_t b;
-  tt_sbuf_init(&b);
-  tt_sbuf_append(&b, "ab");
-  tt_sbuf_appendn(&b, NULL, 0);
-  TT_CHECK(b.len == 2 && strcmp(b.data, "ab") == 0);
-  tt_sbuf_free(&b);
-}
-
 int main(void) {
   const char* pn = getenv("TT_TEST_PLUGIN_NEW");
   const char* po = getenv("TT_TEST_PLUGIN_OLD");
-  TT_RUN(test_sbuf_empty_append);
   TT_RUN(test_float8_constants);
   TT_RUN(test_golden_text);
   TT_RUN(test_failed_builder_reports);

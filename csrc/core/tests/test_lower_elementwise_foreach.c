@@ -1,8 +1,9 @@
-/* The foreach family on real plugins: every per-element base (every param)
- * over a two-tensor list of different shapes, the Scalar / List / ScalarList
- * / Tensor overload shapes, in-place / out= / write-only rows, and the
- * torch.optim Adam step's calls, GradScaler's unscale and scale update; a
- * handful on the API 0.81 plugin. */
+/* The foreach family (elementwise/foreach.c) on real plugins: every
+ * per-element base (every param) over a two-tensor list of different shapes,
+ * the Scalar / List / ScalarList / Tensor overload shapes, in-place / out= /
+ * write-only rows, and the torch.optim Adam step's foreach calls; a handful
+ * on the API 0.81 plugin. The fused optimizer steps and GradScaler's ops:
+ * test_lower_optim.c. */
 #include "ew_test_util.h"
 #include "../lower/tt_lower_tables.h"
 
@@ -241,51 +242,6 @@ static void test_adam_step(void) {
   TT_CHECK(bad == 0);
 }
 
-/* torch.amp.GradScaler's two ops: unscale (found_inf set by an inf in the
- * second tensor only, values times inv_scale), then the scale's update. */
-static void test_grad_scaler_ops(void) {
-  float a[3] = {1, 2, 4}, b[4] = {8, INFINITY, -2, 0.5f}, fi = 0, inv = 0.25f;
-  th_arg_t ts[2] = {ew_t1(TT_F32, 3, a), ew_t(TT_F32, 2, (int64_t[]){2, 2}, b)};
-  th_arg_t args[3] = {ew_list(TT_ARG_TENSORS, ts, 2), ew_t1(TT_F32, 1, &fi), ew_t1(TT_F32, 1, &inv)};
-  tt_type_t outs[3] = {tt_type_make(TT_F32, 1, (int64_t[]){3}), tt_type_make(TT_F32, 2, (int64_t[]){2, 2}),
-                       tt_type_make(TT_F32, 1, (int64_t[]){1})};
-  void* o[3] = {NULL, NULL, NULL};
-  tt_status_t st = ew_run("aten::_amp_foreach_non_finite_check_and_unscale_", args, 1 + 2, outs, 3, o);
-  TT_CHECK_OK(st);
-  if (!st) {
-    const float *x = o[0], *y = o[1], *f = o[2];
-    TT_CHECK(x[0] == 0.25f && x[1] == 0.5f && x[2] == 1.0f && y[0] == 2.0f && isinf(y[1]) && y[2] == -0.5f &&
-             f[0] == 1.0f);
-  }
-  for (int i = 0; i < 3; i++) free(o[i]);
-  /* no inf: found_inf keeps its value (0) */
-  th_arg_t one[1] = {ew_t1(TT_F32, 3, a)};
-  th_arg_t args1[3] = {ew_list(TT_ARG_TENSORS, one, 1), ew_t1(TT_F32, 1, &fi), ew_t1(TT_F32, 1, &inv)};
-  tt_type_t outs1[2] = {outs[0], outs[2]};
-  void* o1[2] = {NULL, NULL};
-  st = ew_run("aten::_amp_foreach_non_finite_check_and_unscale_", args1, 3, outs1, 2, o1);
-  TT_CHECK_OK(st);
-  if (!st) TT_CHECK(((const float*)o1[1])[0] == 0.0f);
-  free(o1[0]);
-  free(o1[1]);
-  /* update: (found, tracker) -> (scale, tracker); growth 2, backoff 0.5, interval 2 */
-  static const struct { float found; int32_t tracker; float scale; float want_scale; int32_t want_tracker; } k[] = {
-      {0, 0, 1024, 1024, 1}, {0, 1, 1024, 2048, 0}, {1, 1, 1024, 512, 0}, {0, 1, 3e38f, 3e38f, 0}};
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
-    th_arg_t u[6] = {ew_t1(TT_F32, 1, &k[i].scale), ew_t1(TT_I32, 1, &k[i].tracker), ew_t1(TT_F32, 1, &k[i].found)};
-    u[3].kind = TT_ARG_FLOAT, u[3].f = 2.0;
-    u[4].kind = TT_ARG_FLOAT, u[4].f = 0.5;
-    u[5].kind = TT_ARG_INT, u[5].i = 2;
-    tt_type_t uo[2] = {tt_type_make(TT_F32, 1, (int64_t[]){1}), tt_type_make(TT_I32, 1, (int64_t[]){1})};
-    void* r[2] = {NULL, NULL};
-    st = ew_run("aten::_amp_update_scale_", u, 6, uo, 2, r);
-    TT_CHECK_OK(st);
-    if (!st) TT_CHECK(((const float*)r[0])[0] == k[i].want_scale && ((const int32_t*)r[1])[0] == k[i].want_tracker);
-    free(r[0]);
-    free(r[1]);
-  }
-}
-
 static void test_foreach_errors(void) {
   th_arg_t one[1] = {elem(A, 0)};
   th_arg_t a[2] = {LA, ew_list(TT_ARG_TENSORS, one, 1)};
@@ -305,7 +261,6 @@ int main(void) {
   TT_RUN(test_foreach_binary);
   TT_RUN(test_adam_step);
   TT_RUN(test_foreach_errors);
-  TT_RUN(test_grad_scaler_ops);
   tt_pjrt_t* p_new = ew_plugin;
   ew_plugin = ew_open("TT_TEST_PLUGIN_OLD");
   if (ew_plugin) {

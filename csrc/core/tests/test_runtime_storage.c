@@ -1,7 +1,8 @@
-/* Tests of the runtime's storages and views without Python: storage states,
- * round trips, resize, copies, memory stats, and reading/writing every kind of
- * strided view, checked against a C model that walks (sizes, strides, offset)
- * over the storage's elements. */
+/* Tests of the runtime's storages and views without Python (runtime/storage.c,
+ * view.c, memory.c): storage states, round trips, resize, copies, memory stats,
+ * the device capacity, and reading/writing every kind of strided view, checked
+ * against a C model that walks (sizes, strides, offset) over the storage's
+ * elements. */
 #include "runtime_test_util.h"
 
 /* ---- storages ------------------------------------------------------------------ */
@@ -444,21 +445,6 @@ static void test_view_writes(void) { FOR_EACH_RT(check_view_writes); }
 
 /* ---- device capacity ------------------------------------------------------------ */
 
-static void test_env_bytes(void) {
-  static const struct { const char* s; int64_t want; } k[] = {
-      {"1024", 1024}, {"8G", 8LL << 30}, {"512m", 512LL << 20}, {"3KiB", 3 << 10},
-      {"2TB", 2LL << 40}, {"7b", 7}, {"", 42}, {"lots", -1}, {"-5", -1}, {"1.5G", -1},
-      {"9999999999T", -1}, {"4GG", -1},
-  };
-  for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-    setenv("TORCH_TPU_MEMORY_LIMIT", k[i].s, 1);
-    int64_t got = tt_env_bytes(TT_ENV_MEMORY_LIMIT, 42);
-    if (got != k[i].want) FAILF("\"%s\" -> %lld, want %lld", k[i].s, (long long)got, (long long)k[i].want);
-  }
-  unsetenv("TORCH_TPU_MEMORY_LIMIT");
-  TT_CHECK(tt_env_bytes(TT_ENV_MEMORY_LIMIT, 42) == 42);
-}
-
 /* A runtime of its own whose capacity TORCH_TPU_MEMORY_LIMIT sets: storages
  * beyond it are refused (nothing changes), within it they work, the CPU
  * plugin's devices share it, resize_ growth is checked. */
@@ -507,7 +493,6 @@ static void test_memory_limit(void) {
 }
 
 int main(void) {
-  TT_RUN(test_env_bytes);
   TT_RUN(test_memory_limit);
   open_runtimes();
   TT_RUN(test_storage_basics);

@@ -1,6 +1,7 @@
-/* Randomized reads and writes through strided views, many per program:
- * thousands of view cases for a few compiles (test_view_fuzz.c compiles
- * about one program per case). Each batch is one program over a storage
+/* The view program (lower/view/view_program.c): randomized reads and writes
+ * through strided views, many per program: thousands of view cases for a few
+ * compiles (test_runtime_view_fuzz.c, through the runtime, compiles about one
+ * program per case). Each batch is one program over a storage
  * buffer (i32 [N_I32], 8 KiB): a chain of random steps, each a read of the
  * current buffer through a random view (a result of the program) or a write
  * of a parameter value through a random non-overlapping view (the buffer the

@@ -1,8 +1,10 @@
-/* The unary family on real plugins: every lowering function and param (every
- * row pattern) once on the API 0.115 plugin against values computed here in
- * double, integer and bool semantics exactly, and a handful on the API 0.81
- * plugin to show the text parses there too. The binary family:
- * test_lower_binary.c; foreach: test_lower_foreach.c. */
+/* The unary family (elementwise/unary.c, unary_act.c) on real plugins: every
+ * lowering function and param (every row pattern) once on the API 0.115
+ * plugin against values computed here in double, integer and bool semantics
+ * exactly, and a handful on the API 0.81 plugin to show the text parses there
+ * too. The binary family: test_lower_elementwise_binary.c; foreach:
+ * test_lower_elementwise_foreach.c; complex values:
+ * test_lower_elementwise_complex.c. */
 #include "ew_test_util.h"
 
 #define N 11

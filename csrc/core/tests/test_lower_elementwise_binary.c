@@ -1,4 +1,4 @@
-/* The binary family on real plugins: every lowering function and param once
+/* The binary family (elementwise/binary.c, binary_misc.c) on real plugins: every lowering function and param once
  * on the API 0.115 plugin (floats against double references; integer, bool,
  * shift and rounding-mode semantics exactly as ATen defines them), dtype
  * errors, the registry rows of the elementwise families, and a handful on the
