@@ -13,8 +13,8 @@
  * bytes (a write of another element size retypes the buffer, as a PyTorch
  * storage written through a view of another dtype), PyTorch's neg bit, and
  * the offset static or a program parameter (the runtime's dynamic offset).
- * This drives the view code inside programs directly (tt__view_read /
- * tt__view_write), not through the runtime's executable cache.
+ * This drives the view code inside programs directly (tt_view_read /
+ * tt_view_write), not through the runtime's executable cache.
  *
  * Fixed seed. TT_VIEW_BATCHES (default 48) batches of TT_VIEW_STEPS (default
  * 48) steps on the default plugin, a quarter of the batches on the old one. */
