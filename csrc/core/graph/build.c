@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_program.h"
+#include "larg.h"
 
 static tt_status_t oom(void) { return tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory"); }
 
@@ -19,55 +19,25 @@ typedef struct build {
   int npool, cappool;
 } build_t;
 
-static tt_val_t* pool_take(build_t* b, int n) {
+static tt_val_t build_tensor(void* ctx, const tt_call_arg_t* a) {
+  build_t* b = ctx;
+  int si = b->p->occ[b->occ].st;
+  int ei = b->p->occ[b->occ++].extra;
+  if (ei >= 0) b->extra++;
+  return tt_view_read(b->f, b->cur[si], &a->view, ei >= 0 ? b->extra_val[ei] : TT_SHLO_INVALID);
+}
+
+static tt_val_t build_scalar(void* ctx, const tt_call_arg_t* a) {
+  build_t* b = ctx;
+  return b->extra_val[b->extra++];
+}
+
+static tt_val_t* pool_take(void* ctx, int n) {
+  build_t* b = ctx;
   if (b->npool + n > b->cappool) return NULL;
   tt_val_t* r = b->pool + b->npool;
   b->npool += n;
   return r;
-}
-
-static tt_val_t build_tensor(build_t* b, const tt_view_t* v) {
-  int si = b->p->occ[b->occ].st;
-  int ei = b->p->occ[b->occ++].extra;
-  if (ei >= 0) b->extra++;
-  return tt_view_read(b->f, b->cur[si], v, ei >= 0 ? b->extra_val[ei] : TT_SHLO_INVALID);
-}
-
-static void build_arg(build_t* b, const tt_call_arg_t* a, bool as_out, tt_larg_t* l) {
-  memset(l, 0, sizeof(*l));
-  l->kind = as_out ? TT_ARG_OUT : a->kind;
-  l->val = TT_SHLO_INVALID;
-  switch (l->kind) {
-    case TT_ARG_TENSOR:
-      l->tier = a->tier;
-      l->val = a->on_host ? b->extra_val[b->extra++] : build_tensor(b, &a->view);
-      return;
-    case TT_ARG_SCALAR:
-      l->tier = TT_TIER_WRAPPED;
-      l->val = b->extra_val[b->extra++];
-      return;
-    case TT_ARG_TENSORS:
-    case TT_ARG_SCALARS: {
-      tt_val_t* vals = pool_take(b, a->n);
-      if (!vals) {
-        tt_shlo_fail(b->f, "argument list too long");
-        return;
-      }
-      l->tier = TT_TIER_DIM;
-      for (int i = 0; i < a->n; i++) {
-        tt_larg_t sub;
-        build_arg(b, &a->list[i], false, &sub);
-        vals[i] = sub.val;
-        if (i == 0) l->tier = sub.tier;
-      }
-      l->vals = vals;
-      l->n = a->n;
-      return;
-    }
-    default:
-      tt_larg_attr(a, l);
-      return;
-  }
 }
 
 static int count_list_elems(const tt_call_t* c) {
@@ -92,8 +62,9 @@ static tt_status_t build_one(build_t* b, const tt_call_t* c, int out0) {
     st = oom();
     goto done;
   }
+  tt_larg_src_t src = {b, build_tensor, build_scalar, pool_take};
   for (int i = 0; i < c->nargs; i++)
-    build_arg(b, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &largs[i]);
+    tt__larg_make(b->f, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &src, &largs[i]);
   if (c->op->flags & TT_LF_RNG) {
     largs[c->nargs].kind = TT_ARG_RNG;
     largs[c->nargs].val = b->extra_val[b->extra++];

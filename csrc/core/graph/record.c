@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_program.h"
+#include "larg.h"
 
 #define DEFAULT_MAX_OPS 2048
 #define REPEAT_MIN 2
@@ -47,27 +47,6 @@ int tt_graph_cut(const tt_graph_t* g, int max_ops) {
   return 0;
 }
 
-void tt_larg_attr(const tt_call_arg_t* a, tt_larg_t* l) {
-  switch (a->kind) {
-    case TT_ARG_INT:
-    case TT_ARG_BOOL:
-      l->i = a->i;
-      return;
-    case TT_ARG_FLOAT:
-      l->f = a->f;
-      return;
-    case TT_ARG_INTS:
-      l->ints = a->ints;
-      l->n = a->n;
-      return;
-    case TT_ARG_STR:
-      l->str = a->str;
-      return;
-    default:
-      return;
-  }
-}
-
 /* ---- the lowering, checked at record time ------------------------------------------
  * A lowering refuses some calls (a dtype it does not handle, an attribute out
  * of range): Strict Eager raises that at the op. So that Fused Eager raises it
@@ -77,15 +56,28 @@ void tt_larg_attr(const tt_call_arg_t* a, tt_larg_t* l) {
  * op, argument kinds, tiers, dtypes, shapes, attributes and output types
  * (Scalars and view offsets are runtime values, which no lowering reads). */
 
-/* The value arrays of list arguments, freed together. */
+/* Parameters of the argument types, and the value arrays of list
+ * arguments (freed together). */
 typedef struct lists {
+  tt_shlo_fn_t* f;
   tt_val_t** v;
   int n, cap;
 } lists_t;
 
-static void check_larg(tt_shlo_fn_t* f, const tt_call_arg_t* a, bool as_out, tt_larg_t* l, lists_t* ls);
+static tt_val_t param_tensor(void* ctx, const tt_call_arg_t* a) {
+  lists_t* ls = ctx;
+  tt_type_t t = tt_type_make(a->view.dtype, a->view.rank, a->view.sizes);
+  return tt_shlo_param(ls->f, &t);
+}
 
-static tt_val_t* larg_list(tt_shlo_fn_t* f, const tt_call_arg_t* a, lists_t* ls) {
+static tt_val_t param_scalar(void* ctx, const tt_call_arg_t* a) {
+  lists_t* ls = ctx;
+  tt_type_t t = tt_type_scalar(a->sdtype);
+  return tt_shlo_param(ls->f, &t);
+}
+
+static tt_val_t* list_vals(void* ctx, int n) {
+  lists_t* ls = ctx;
   if (ls->n == ls->cap) {
     int cap = ls->cap ? 2 * ls->cap : 8;
     tt_val_t** v = realloc(ls->v, sizeof(*v) * (size_t)cap);
@@ -93,49 +85,9 @@ static tt_val_t* larg_list(tt_shlo_fn_t* f, const tt_call_arg_t* a, lists_t* ls)
     ls->v = v;
     ls->cap = cap;
   }
-  tt_val_t* vals = calloc((size_t)a->n + 1, sizeof(tt_val_t));
-  if (!vals) return NULL;
-  ls->v[ls->n++] = vals;
-  for (int i = 0; i < a->n; i++) {
-    tt_larg_t sub;
-    check_larg(f, &a->list[i], false, &sub, ls);
-    vals[i] = sub.val;
-  }
+  tt_val_t* vals = calloc((size_t)n + 1, sizeof(tt_val_t));
+  if (vals) ls->v[ls->n++] = vals;
   return vals;
-}
-
-/* As build.c's build_arg, on parameters instead of the storages' values. */
-static void check_larg(tt_shlo_fn_t* f, const tt_call_arg_t* a, bool as_out, tt_larg_t* l, lists_t* ls) {
-  memset(l, 0, sizeof(*l));
-  l->kind = as_out ? TT_ARG_OUT : a->kind;
-  l->val = TT_SHLO_INVALID;
-  switch (l->kind) {
-    case TT_ARG_TENSOR: {
-      l->tier = a->tier;
-      tt_type_t t = a->on_host ? tt_type_scalar(a->sdtype)
-                               : tt_type_make(a->view.dtype, a->view.rank, a->view.sizes);
-      l->val = tt_shlo_param(f, &t);
-      return;
-    }
-    case TT_ARG_SCALAR: {
-      tt_type_t t = tt_type_scalar(a->sdtype);
-      l->tier = TT_TIER_WRAPPED;
-      l->val = tt_shlo_param(f, &t);
-      return;
-    }
-    case TT_ARG_TENSORS:
-    case TT_ARG_SCALARS:
-      /* the list's tier is its first element's */
-      l->tier = a->n > 0 ? (a->list[0].kind == TT_ARG_SCALAR ? TT_TIER_WRAPPED : a->list[0].tier)
-                         : TT_TIER_DIM;
-      l->vals = larg_list(f, a, ls);
-      if (!l->vals) tt_shlo_fail(f, "out of host memory (argument list)");
-      l->n = a->n;
-      return;
-    default:
-      tt_larg_attr(a, l);
-      return;
-  }
 }
 
 tt_status_t tt_graph_check_lowering(const tt_call_t* c) {
@@ -144,14 +96,15 @@ tt_status_t tt_graph_check_lowering(const tt_call_t* c) {
   tt_larg_t* largs = calloc((size_t)nl + 1, sizeof(tt_larg_t));
   tt_type_t* out_types = calloc((size_t)c->nout + 1, sizeof(tt_type_t));
   tt_val_t* outs = calloc((size_t)c->nout + 1, sizeof(tt_val_t));
-  lists_t ls = {0};
+  lists_t ls = {f, NULL, 0, 0};
+  tt_larg_src_t src = {&ls, param_tensor, param_scalar, list_vals};
   tt_status_t st = NULL;
   if (!f || !largs || !out_types || !outs) {
     st = tt_status_make(TT_RESOURCE_EXHAUSTED, "out of host memory (lowering check)");
     goto done;
   }
   for (int i = 0; i < c->nargs; i++)
-    check_larg(f, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &largs[i], &ls);
+    tt__larg_make(f, &c->args[i], i == 0 && (c->op->flags & TT_LF_WRITE_ONLY), &src, &largs[i]);
   if (c->op->flags & TT_LF_RNG) {
     int64_t two = 2;
     tt_type_t t = tt_type_make(TT_U64, 1, &two);
