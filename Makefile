@@ -74,7 +74,7 @@ test-asan: venv $(ASAN_BIN) $(BUILD)/fake/.stamp
 	  $(PLUGIN_ENV) ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
 # ---- bridge + Python package --------------------------------------------------
-BRIDGE_SRC := $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h) setup.py
+BRIDGE_SRC := $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h csrc/bridge/aten/*.cpp csrc/bridge/aten/*.h) setup.py
 # The extension is built in place (incremental, ninja); the editable install
 # only registers the package and its torch.backends entry point.
 $(BUILD)/.installed: $(VENV)/.stamp setup.py torch_tpu/_version.py
@@ -138,16 +138,16 @@ ASAN_PY_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so):$$(gcc -print-file
               ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_PY)/asan \
               UBSAN_OPTIONS=print_stacktrace=1 PYTHONPATH=$(CURDIR)/$(ASAN_PY)
 
-$(ASAN_PY_SO): $(BUILD)/asan/libttcore.a $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h)
+$(ASAN_PY_SO): $(BUILD)/asan/libttcore.a $(wildcard csrc/bridge/*.cpp csrc/bridge/*.h csrc/bridge/aten/*.cpp csrc/bridge/aten/*.h)
 	@mkdir -p $(ASAN_PY)/torch_tpu $(ASAN_PY)/obj
 	@for f in torch_tpu/*; do case "$$f" in *.so) ;; *) ln -sfn $(CURDIR)/$$f $(ASAN_PY)/$$f ;; esac; done
 	@set -e; INC="$$($(PY) -c 'from torch.utils.cpp_extension import include_paths as i; import sysconfig; print(" ".join("-I"+p for p in i()+[sysconfig.get_paths()["include"]]))')"; \
 	  ABI="$$($(PY) -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"; \
 	  LIB="$$($(PY) -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"; \
-	  for src in csrc/bridge/*.cpp; do \
+	  for src in csrc/bridge/*.cpp csrc/bridge/aten/*.cpp; do \
 	    $(CXX) -fPIC -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -std=c++20 -Wall -Wno-unused-parameter \
 	      -D_GLIBCXX_USE_CXX11_ABI=$$ABI -DTORCH_API_INCLUDE_EXTENSION_H -DTORCH_EXTENSION_NAME=_C $$INC \
-	      -c $$src -o $(ASAN_PY)/obj/$$(basename $$src .cpp).o; done; \
+	      -c $$src -o $(ASAN_PY)/obj/$$(basename $$(dirname $$src))_$$(basename $$src .cpp).o; done; \
 	  $(CXX) -shared -fsanitize=address,undefined $(ASAN_PY)/obj/*.o $(BUILD)/asan/libttcore.a \
 	    -L$$LIB -lc10 -ltorch -ltorch_cpu -ltorch_python -ldl -lpthread -Wl,-rpath,$$LIB -o $@
 

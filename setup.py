@@ -11,8 +11,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 _version = {}
 with open(os.path.join(here, "torch_tpu", "_version.py")) as f:
     exec(f.read(), _version)  # no import: torch_tpu needs its extension to import
-bridge = os.path.join("csrc", "bridge")
-sources = sorted(os.path.join(bridge, f) for f in os.listdir(os.path.join(here, bridge)) if f.endswith(".cpp"))
+# the bridge's files, and its ATen-specific rules (csrc/bridge/aten)
+sources = sorted(os.path.join(d, f) for d in (os.path.join("csrc", "bridge"), os.path.join("csrc", "bridge", "aten"))
+                 for f in os.listdir(os.path.join(here, d)) if f.endswith(".cpp"))
 
 # `make` builds the extension in place (incremental, ninja) and installs the
 # package editable with TORCH_TPU_SKIP_EXT=1: only the metadata and the

@@ -22,6 +22,11 @@ ones. `plan` proves it for a graph, or says why not, by following each dim's
   from the caller's unpadded tensor);
 - anything else refuses (one program per size, still exact).
 
+Which of these rules applies to an op (its bucket class: "keep", "create",
+"view", "reduce", ...) is a fact beside the op's lowering in the core
+(tt_lower_bucket_t, csrc/core/lower/tt_lower.h), read through
+torch_tpu._C._lower_facts(); only PyTorch's `pointwise` tag is read here.
+
 Outputs come back at their true sizes with eager's sizes, strides and
 offsets (from their fake values' expressions): where the true elements of
 their storage (the tensor they view, laid out densely by eager) are a prefix
@@ -44,20 +49,45 @@ from torch._prims_common import make_contiguous_strides_for
 
 aten = torch.ops.aten
 
-_KEEP = {aten.clone.default, aten.alias.default, aten.contiguous.default, aten.lift_fresh_copy.default,
-         aten._to_copy.default, aten.detach.default}
-_CREATE = {aten.ones.default, aten.zeros.default, aten.full.default, aten.empty.memory_format,
-           aten.arange.default, aten.arange.start, aten.arange.start_step, aten.scalar_tensor.default,
-           aten.empty_strided.default, aten.tril.default, aten.triu.default}
-_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
-# reductions (over arg 1: an int, a list, or all dims when absent)
-_REDUCE = {aten.sum.dim_IntList, aten.mean.dim, aten.amax.default, aten.amin.default,
-           aten._softmax.default, aten._log_softmax.default, aten._safe_softmax.default,
-           aten.var.correction, aten.std.correction, aten.logsumexp.default, aten.argmax.default,
-           aten.argmin.default, aten.max.dim, aten.min.dim, aten.sum.default, aten.mean.default}
-_SDPA = aten._scaled_dot_product_fused_attention_overrideable.default
-_SPLITS = {aten.split.Tensor, aten.split_with_sizes.default}
 _SIZE_MATH = {operator.mul, operator.add, operator.sub, operator.floordiv}
+_MULTI_OUTPUT = {"layer_norm", "attention", "split"}  # rules of ops that return several tensors
+_RULES = None
+
+
+def _rules():
+    """What bucketing may assume about each op that has a rule: its bucket
+    class ("reduce", "view", ...), a fact beside the op's lowering in the core
+    (csrc/core/lower/tt_lower.h, tt_lower_bucket_t), by torch.ops.aten overload
+    (a fact about one overload) or overload packet (a fact about every
+    overload). Read from the core once."""
+    global _RULES
+    if _RULES is None:
+        from torch_tpu import _C
+
+        rules = {}
+        for name, (_flags, cls) in _C._lower_facts().items():
+            ns, _, op = name.partition("::")
+            if cls is None or ns != "aten":
+                continue
+            base, _, overload = op.partition(".")
+            target = getattr(aten, base, None)
+            if target is not None and overload:
+                target = getattr(target, overload, None)
+            if target is not None:
+                rules[target] = cls
+        _RULES = rules
+    return _RULES
+
+
+def _rule(t):
+    """The bucket class of the call target t (its overload's, else its
+    packet's), or None."""
+    rules = _rules()
+    try:
+        cls = rules.get(t)
+    except TypeError:  # an unhashable target: no op of ours
+        return None
+    return cls if cls is not None else rules.get(getattr(t, "_overloadpacket", None))
 
 
 def bucket(n):
@@ -389,8 +419,9 @@ def _follow(n, state, syms):
     schema = getattr(t, "_schema", None)
     if schema is not None and schema.is_mutable:
         return "writes in place (an input's write would go to its padded copy)"
+    rule = _rule(t)
     if isinstance(v, (torch.SymInt, int)) and not isinstance(v, bool):
-        return None if t in _SIZE_MATH or t is aten.sym_size.int else "a size from a tensor"
+        return None if t in _SIZE_MATH or rule == "size" else "a size from a tensor"
     if t is operator.getitem:
         src = state.get(n.args[0])
         if src is not None:
@@ -406,36 +437,35 @@ def _follow(n, state, syms):
         elif isinstance(v, (list, tuple)):
             state[n] = [[(_expr(s),) for s in x.shape] for x in v if isinstance(x, torch.Tensor)]
         return None
-    if not isinstance(v, torch.Tensor) and t not in {aten.native_layer_norm.default, _SDPA} | _SPLITS:
+    if not isinstance(v, torch.Tensor) and rule not in _MULTI_OUTPUT:
         return "an op with a dynamic input that is not a tensor op"
-    packet = getattr(t, "_overloadpacket", None)
-    if t in _CREATE:
+    if rule == "create":
         dims = _own_dims(v, syms)
         if dims is None:
             return "creates a tensor of a size that is an expression"
         state[n] = dims
         return None
-    if torch.Tag.pointwise in getattr(t, "tags", ()) or t in _KEEP:
+    if torch.Tag.pointwise in getattr(t, "tags", ()) or rule == "keep":
         return _elementwise(n, v, ins, state, syms)
-    if t in _VIEWS:
+    if rule == "view":
         out = _view(state[n.args[0]], n.args[1])
         if out is None:
             return "a view that cuts a dynamic dim"
         state[n] = out
         return None
     src = state.get(n.args[0]) if isinstance(n.args[0], torch.fx.Node) else None
-    if packet is aten.permute:
+    if rule == "permute":
         state[n] = [src[d] for d in n.args[1]]
-    elif packet in (aten.transpose, aten.t):
+    elif rule == "transpose":
         dims = list(src)
-        a, b = (n.args[1] % len(dims), n.args[2] % len(dims)) if packet is aten.transpose else (0, 1)
+        a, b = (n.args[1] % len(dims), n.args[2] % len(dims)) if len(schema.arguments) > 1 else (0, 1)  # t: 0, 1
         dims[a], dims[b] = dims[b], dims[a]
         state[n] = dims
-    elif packet is aten.unsqueeze:
+    elif rule == "unsqueeze":
         dims = list(src)
         dims.insert(n.args[1] % (len(dims) + 1), (1,))
         state[n] = dims
-    elif packet is aten.expand:
+    elif rule == "expand":
         lead = len(n.args[1]) - len(src)
         out = []
         for d, size in enumerate(n.args[1]):
@@ -448,13 +478,13 @@ def _follow(n, state, syms):
             else:
                 out.append((e,))
         state[n] = out
-    elif packet in (aten.select, aten.slice):
+    elif rule in ("select", "slice"):
         d = n.args[1] % len(src)
-        if _dyn(src[d], syms) and not (packet is aten.slice and _whole(n, src[d])):
+        if _dyn(src[d], syms) and not (rule == "slice" and _whole(n, src[d])):
             return "selects or slices a dynamic dim"
-        state[n] = [x for k, x in enumerate(src) if k != d] if packet is aten.select else \
+        state[n] = [x for k, x in enumerate(src) if k != d] if rule == "select" else \
             [x if k != d else (_expr(v.shape[d]),) for k, x in enumerate(src)]
-    elif t in _REDUCE:
+    elif rule == "reduce":
         rd = n.args[1] if len(n.args) > 1 else None
         rd = [rd] if isinstance(rd, int) else list(range(len(src))) if not rd else list(rd)
         if any(_dyn(src[d % len(src)], syms) for d in rd):
@@ -462,28 +492,28 @@ def _follow(n, state, syms):
         keep = v.dim() == len(src)
         state[n] = [fs if d not in {x % len(src) for x in rd} else (1,) for d, fs in enumerate(src)] if keep \
             else [fs for d, fs in enumerate(src) if d not in {x % len(src) for x in rd}]
-    elif t is aten.native_layer_norm.default:
+    elif rule == "layer_norm":
         k = len(n.args[1])
         if any(_dyn(fs, syms) for fs in src[len(src) - k:]):
             return "normalizes over a dynamic dim"
         stat = [*src[:len(src) - k]] + [(1,)] * k
         state[n] = [list(src), stat, stat]
-    elif t in (aten.mm.default, aten.bmm.default, aten.addmm.default, aten.baddbmm.default):
-        a, b = (n.args[-2], n.args[-1]) if t in (aten.addmm.default, aten.baddbmm.default) else n.args[:2]
+    elif rule in ("matmul", "matmul_bias"):
+        a, b = (n.args[-2], n.args[-1]) if rule == "matmul_bias" else n.args[:2]
         a, b = state[a], state[b]
         if _dyn(a[-1], syms) or _dyn(b[-2], syms):
             return "contracts a dynamic dim"
-        if t in (aten.addmm.default, aten.baddbmm.default) and _dyn_input(n.args[0], state, syms):
+        if rule == "matmul_bias" and _dyn_input(n.args[0], state, syms):
             return "adds a dynamic bias"
         state[n] = [*a[:-1], b[-1]]
-    elif t in _SPLITS:
+    elif rule == "split":
         d = (n.args[2] if len(n.args) > 2 else n.kwargs.get("dim", 0)) % len(src)
         if _dyn(src[d], syms):
             return "splits a dynamic dim"
         state[n] = [[x if k != d else (_expr(o.shape[d]),) for k, x in enumerate(src)] for o in v]
-    elif t is _SDPA:
+    elif rule == "attention":
         return _attention(n, state, syms)
-    elif t is aten.embedding.default:
+    elif rule == "embedding":
         state[n] = [*state[n.args[1]], state[n.args[0]][-1]]
     else:
         return "no bucketing rule for this op"

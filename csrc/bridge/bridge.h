@@ -1,6 +1,14 @@
 // torch_tpu bridge: the thin C++ layer between PyTorch's PrivateUse1 hooks
 // and the C core. No op semantics live here: kernels marshal ATen calls into
-// tt_runtime_call and the lowering tables decide what an op computes.
+// tt_runtime_call, the lowering tables decide what an op computes, and every
+// fact about an op is read from the core (core/lower/tt_lower.h: an entry's
+// flags, tt_lower_facts_of for ops without a lowering). Outside aten/, no
+// file holds a rule about a particular ATen op (a list or a test of op names)
+// besides the required device ops required_ops.cpp implements (allocation,
+// storage, views, copies: marshalling); the rules that follow the CPU where
+// that takes knowledge of one op (meta layouts and checks, host composites,
+// the SDPA choice) and the one registration of other ATen kernels are in
+// aten/ (aten/aten.h).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -66,13 +74,6 @@ at::Generator new_generator(c10::DeviceIndex d);
 // Takes (seed, offset) for `n` random values from a tpu generator.
 void next_rng(const std::optional<at::Generator>& gen, c10::DeviceIndex d, uint64_t n,
               uint64_t out[2]);
-
-// Replaces boolean / uint8 masks in the `indices` argument of the op on top of
-// the stack by int64 indices (host_composites.cpp). Returns false if none.
-bool expand_mask_indices(const c10::FunctionSchema& schema, std::vector<c10::IValue>* stack);
-// Copies CPU tensors among those `indices` to the indexed tensor's device, as
-// CUDA accepts them (host_composites.cpp).
-void move_host_indices(const c10::FunctionSchema& schema, std::vector<c10::IValue>* stack);
 
 void set_cpu_fallback(bool on);
 bool cpu_fallback_enabled();

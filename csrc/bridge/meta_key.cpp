@@ -1,9 +1,8 @@
 // The key of the boxed fallback's meta-result cache (what it holds and why:
-// fallback.cpp, "meta results, cached per signature"), and the schema helpers
-// it shares with the fallback.
+// fallback.cpp, "meta results, cached per signature"; which ops key their
+// Scalars by class: aten/cpu_metadata.cpp), and the schema helpers it shares
+// with the fallback.
 #include <cmath>
-
-#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "meta.h"
 
@@ -11,22 +10,6 @@ namespace torch_tpu {
 
 static void key_scalar_class(std::string& k, const c10::Scalar& s);
 static void key_ivalue(std::string& k, const c10::IValue& v);
-
-// Pointwise ops (PyTorch's `pointwise` tag) and the foreach family: their meta
-// kernels read a Scalar's type (promotion) and at most its class (sign, zero,
-// NaN, infinity, beyond float32's range: softshrink's lambda range, rrelu's
-// finite bounds), never the exact value; so their meta results are keyed by
-// the class, and a Scalar that changes every call (an optimizer's step size,
-// a bias correction) does not miss the cache every call. Found by calling the
-// meta kernel of every such op with Scalars of each class in several dtypes:
-// only the families below read more (elu's input_scale 1 vs 2 as an integer),
-// and they keep the exact value.
-bool scalar_class_key_op(const c10::OperatorHandle& op, const std::string& base) {
-  for (const char* f : {"elu", "hardtanh", "rrelu", "softshrink", "hardshrink", "threshold"})
-    if (base.find(f) != std::string::npos) return false;
-  return op.hasTag(at::Tag::pointwise) || base.rfind("aten::_foreach_", 0) == 0;
-}
-
 
 c10::TypeKind base_kind(const c10::TypePtr& t) {
   if (auto o = t->cast<c10::OptionalType>()) return o->getElementType()->kind();

@@ -2,6 +2,8 @@
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
+#include <map>
+
 #include "bridge.h"
 
 namespace torch_tpu {
@@ -83,6 +85,24 @@ py::list supported_ops() {
   return l;
 }
 
+// Every fact beside the lowering tables (core/lower/tt_lower.h), by the op it
+// names ("aten::nonzero", "aten::sum.dim_IntList": every overload of a base
+// name, or one overload; "X.default" is the overload-less X): (flags, bucket
+// class name or None), the facts naming one op merged.
+py::dict lower_facts() {
+  std::map<std::string, std::pair<uint32_t, const char*>> by_op;
+  for (int i = 0; i < tt_lower_fact_count(); i++) {
+    const tt_lower_fact_t* f = tt_lower_fact_at(i);
+    auto& [flags, bucket] = by_op[f->op];
+    flags |= f->flags;
+    if (const char* b = tt_lower_bucket_name(f->bucket)) bucket = b;
+  }
+  py::dict d;
+  for (const auto& [op, fb] : by_op)
+    d[py::str(op)] = py::make_tuple(fb.first, fb.second ? py::object(py::str(fb.second)) : py::object(py::none()));
+  return d;
+}
+
 py::list env_vars() {
   py::list l;
   for (int i = 0; i < TT_ENV_COUNT; i++) {
@@ -159,6 +179,7 @@ PYBIND11_MODULE(_C, m) {
         THPGenerator_initDefaultGenerator(default_generator((c10::DeviceIndex)d)));
   });
   m.def("_supported_ops", &supported_ops);
+  m.def("_lower_facts", &lower_facts);
   m.def("_bench_execute_floor", [](int iters) {
     double us = 0;
     TT_CHECK_STATUS(tt_runtime_bench_execute(runtime(), iters, &us), "bench");

@@ -1,5 +1,5 @@
 """Ops PyTorch has no meta kernel for (or one that describes other backends):
-the bridge's own output-metadata rules (csrc/bridge/meta_rules.cpp) must give
+the bridge's own output-metadata rules (csrc/bridge/aten/meta_rules.cpp) must give
 CPU's shapes, strides and dtypes, and PyTorch's errors for bad input."""
 import pytest
 import torch

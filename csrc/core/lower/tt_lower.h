@@ -86,22 +86,73 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
                                        non-contiguous real A is passed as A^T */
 #define TT_LF_STATS_OUTPUTS 0x40u /* training (arg 5) updates running_mean / running_var (args 3,
                                      4) although the schema does not say so: two extra outputs */
+#define TT_LF_HOST_OP 0x80u /* runs on the host: the output size depends on the data (nonzero,
+                               masked_select, unique); the bridge runs PyTorch's CPU kernel */
+/* The flags a fact may give an op that has no lowering (see tt_lower_fact_t). */
+#define TT_LF_FACT_ONLY TT_LF_HOST_OP
 
-/* A fact that holds for every overload of an op: its base name ("aten::add" covers
- * "aten::add.Tensor", "aten::add_.Scalar", ...) and flags, kept beside the family's table
- * (`tt_lower_<family>_facts`) and ORed into the flags of the entries tt_lower_find returns.
+/* What torch.compile's bucketing may assume about an op (torch_tpu/_buckets.py: a graph with
+ * dynamic sizes runs each size as the program of the next power of two, its inputs padded with
+ * zeros and its outputs narrowed back; exact only if no value at a valid position reads a padded
+ * one). The class names the rule that follows the op's dims through the graph, from the
+ * arguments of its schema; an op without one is refused (one program per size, still exact)
+ * unless PyTorch tags it pointwise. A fact of the ATen op, not of its lowering: given per
+ * overload where overloads take other arguments. tt_lower_bucket_name gives the names Python
+ * reads. */
+typedef enum tt_lower_bucket {
+  TT_BUCKET_NONE = 0,    /* no rule */
+  TT_BUCKET_KEEP,        /* "keep": keeps positions apart, as an elementwise op (copies, aliases,
+                            dtype conversions) */
+  TT_BUCKET_CREATE,      /* "create": a new tensor whose values at valid positions do not depend
+                            on its size (factories, tril / triu) */
+  TT_BUCKET_VIEW,        /* "view": arg 0 as the sizes of arg 1 (dims may merge or split) */
+  TT_BUCKET_PERMUTE,     /* "permute": arg 0's dims in the order of arg 1 */
+  TT_BUCKET_TRANSPOSE,   /* "transpose": dims arg 1 and arg 2 swapped; dims 0 and 1 where the
+                            schema has no other argument than arg 0 (t) */
+  TT_BUCKET_UNSQUEEZE,   /* "unsqueeze": a dim of size 1 inserted at arg 1 */
+  TT_BUCKET_EXPAND,      /* "expand": arg 0 broadcast to the sizes of arg 1 (-1: kept) */
+  TT_BUCKET_SELECT,      /* "select": one index of dim arg 1, which goes */
+  TT_BUCKET_SLICE,       /* "slice": dim arg 1 sliced (start, end, step: args 2 to 4) */
+  TT_BUCKET_REDUCE,      /* "reduce": over the dims of arg 1 (an int, a list; every dim when absent
+                            or empty), kept as size 1 when the result keeps the rank */
+  TT_BUCKET_LAYER_NORM,  /* "layer_norm": normalizes over the last len(arg 1) dims; returns the
+                            output, mean and rstd */
+  TT_BUCKET_MATMUL,      /* "matmul": contracts arg 0's last dim with arg 1's second to last */
+  TT_BUCKET_MATMUL_BIAS, /* "matmul_bias": the same of the last two args, plus arg 0 (a bias) */
+  TT_BUCKET_SPLIT,       /* "split": pieces of dim arg 2 (the `dim` keyword; 0 when absent) */
+  TT_BUCKET_ATTENTION,   /* "attention": scaled dot-product attention (q, k, v, attn_bias,
+                            dropout_p, is_causal): rows are independent; keys padded only under
+                            is_causal with queries of their size */
+  TT_BUCKET_EMBEDDING,   /* "embedding": rows of arg 0 at the indices arg 1 */
+  TT_BUCKET_SIZE,        /* "size": reads one of arg 0's sizes (an int) */
+  TT_BUCKET_COUNT
+} tt_lower_bucket_t;
+
+/* A fact about an op, kept beside its family's table (`tt_lower_<family>_facts`) and ORed into
+ * the flags of the entries tt_lower_find returns. `op`: a base name, for every overload
+ * ("aten::add" covers "aten::add.Tensor", "aten::add_.Scalar", ...), or one overload
+ * ("aten::sum.dim_IntList"; "aten::sum.default" is the overload-less "aten::sum", as
+ * torch.ops.aten names it) where overloads differ in what the fact says (their arguments).
  * `scalars`: how CPU's kernel converts the op's Scalar arguments to the element type it
  * computes in (c10::checked_convert, which raises on overflow), as `name:to` pairs separated
  * by spaces, `to` one of result (the result's dtype), opmath (its opmath type: float for
  * half types), neg_result (negated, to the result's dtype), integral64 (integral results:
- * to int64, truncated, then to the result's dtype); NULL: none converts. */
+ * to int64, truncated, then to the result's dtype); NULL: none converts. `bucket`: what
+ * compile-time bucketing may assume (tt_lower_bucket_t).
+ * The rule tt_lower_check_facts enforces: a fact names an op of its own family's table; or an
+ * op that has no lowering in any table (a fact-only op: nonzero, view, ...), kept beside the
+ * family it belongs to, and then it holds only facts that need no entry: flags of
+ * TT_LF_FACT_ONLY and a bucket class, no Scalar conversions. At most one bucket class reaches
+ * an overload. */
 typedef struct tt_lower_fact {
   const char* op;
   uint32_t flags;
   const char* scalars;
+  tt_lower_bucket_t bucket;
 } tt_lower_fact_t;
 #define TT_FACT(op_, flags_) {.op = (op_), .flags = (flags_)}
 #define TT_FACT_SCALARS(op_, flags_, scalars_) {.op = (op_), .flags = (flags_), .scalars = (scalars_)}
+#define TT_FACT_BUCKET(op_, bucket_) {.op = (op_), .bucket = (bucket_)}
 
 struct tt_lower_entry {
   const char* name;  /* ATen schema name with overload: "aten::add.Tensor", "aten::relu" */
@@ -118,9 +169,18 @@ const tt_lower_entry_t* tt_lower_find(const char* name);
 int tt_lower_count(void);
 /* The Scalar conversions of the op of entry e (tt_lower_fact_t.scalars), or NULL. */
 const char* tt_lower_scalar_rules(const tt_lower_entry_t* e);
-/* Checks that every fact names an op of its own family's table (an error
- * naming the first that does not). */
+/* Checks the facts against the rule stated at tt_lower_fact_t (an error naming
+ * the first that breaks it). */
 tt_status_t tt_lower_check_facts(void);
+/* Every fact about the op `name` ("aten::nonzero", "aten::sum.dim_IntList"), whether or not it
+ * has a lowering: the facts naming its base name or this overload, merged (flags ORed, its
+ * bucket class and Scalar conversions); `op` is NULL. A scan of the facts: callers cache. */
+tt_lower_fact_t tt_lower_facts_of(const char* name);
+/* Every fact as written beside the tables (several may name one op), for Python. */
+int tt_lower_fact_count(void);
+const tt_lower_fact_t* tt_lower_fact_at(int i);
+/* The name of a bucket class ("reduce"); NULL for TT_BUCKET_NONE or out of range. */
+const char* tt_lower_bucket_name(tt_lower_bucket_t b);
 const tt_lower_entry_t* tt_lower_at(int i);
 
 /* ---- helpers for lowering functions (lower_util.c) -------------------------- */

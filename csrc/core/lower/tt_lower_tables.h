@@ -64,7 +64,10 @@
   X(linalg_decomp)                \
   X(fft)                          \
   X(complex_ops)                  \
-  X(norm)
+  X(norm)                         \
+  X(sort)                         \
+  X(nn)                           \
+  X(attention)
 
 #define TT_DECLARE_FACTS(name)                     \
   extern const tt_lower_fact_t tt_lower_##name##_facts[]; \

@@ -302,5 +302,16 @@ const tt_lower_fact_t tt_lower_create_facts[] = {
     TT_FACT("aten::zero", TT_LF_COMPLEX), TT_FACT("aten::zero_", TT_LF_COMPLEX),
     TT_FACT("aten::eye", TT_LF_COMPLEX), TT_FACT("aten::normal_", TT_LF_COMPLEX),
     TT_FACT("aten::uniform_", TT_LF_COMPLEX), TT_FACT("aten::linspace", TT_LF_COMPLEX),
+    /* compile-time bucketing (tt_lower_bucket_t), per overload as torch.compile's graphs call
+     * them; factories without a lowering here are PyTorch's kernels over fill / empty */
+    TT_FACT_BUCKET("aten::ones.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::zeros.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::full.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::empty.memory_format", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::empty_strided.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::scalar_tensor.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::arange.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::arange.start", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::arange.start_step", TT_BUCKET_CREATE),
 };
 const int tt_lower_create_facts_count = TT_TABLE_COUNT(tt_lower_create_facts);

@@ -239,5 +239,10 @@ const tt_lower_fact_t tt_lower_matmul_facts[] = {
     TT_FACT("aten::addmv_", TT_LF_COMPLEX_SAME), TT_FACT("aten::addbmm", TT_LF_COMPLEX_SAME),
     TT_FACT("aten::addbmm_", TT_LF_COMPLEX_SAME), TT_FACT("aten::addr", TT_LF_COMPLEX_SAME),
     TT_FACT("aten::addr_", TT_LF_COMPLEX_SAME),
+    /* compile-time bucketing (tt_lower_bucket_t); not the .dtype overloads */
+    TT_FACT_BUCKET("aten::mm.default", TT_BUCKET_MATMUL),
+    TT_FACT_BUCKET("aten::bmm.default", TT_BUCKET_MATMUL),
+    TT_FACT_BUCKET("aten::addmm.default", TT_BUCKET_MATMUL_BIAS),
+    TT_FACT_BUCKET("aten::baddbmm.default", TT_BUCKET_MATMUL_BIAS),
 };
 const int tt_lower_matmul_facts_count = TT_TABLE_COUNT(tt_lower_matmul_facts);

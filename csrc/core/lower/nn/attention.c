@@ -299,3 +299,9 @@ const tt_lower_entry_t tt_lower_attention[] = {
     {"aten::_scaled_dot_product_fused_attention_overrideable_backward", lower_sdpa_bwd, 0, 0},
 };
 const int tt_lower_attention_count = TT_TABLE_COUNT(tt_lower_attention);
+
+/* The table's facts: compile-time bucketing (tt_lower_bucket_t). */
+const tt_lower_fact_t tt_lower_attention_facts[] = {
+    TT_FACT_BUCKET("aten::_scaled_dot_product_fused_attention_overrideable.default", TT_BUCKET_ATTENTION),
+};
+const int tt_lower_attention_facts_count = TT_TABLE_COUNT(tt_lower_attention_facts);

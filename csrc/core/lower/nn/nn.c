@@ -329,3 +329,14 @@ const tt_lower_entry_t tt_lower_nn[] = {
     ROW2("embedding_dense_backward", lower_embedding_bwd, 0, 0),
 };
 const int tt_lower_nn_count = TT_TABLE_COUNT(tt_lower_nn);
+
+/* The table's facts: compile-time bucketing (tt_lower_bucket_t); _safe_softmax and embedding
+ * have no lowering (PyTorch's kernels over ops that do). */
+const tt_lower_fact_t tt_lower_nn_facts[] = {
+    TT_FACT_BUCKET("aten::_softmax.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::_log_softmax.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::_safe_softmax.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::native_layer_norm.default", TT_BUCKET_LAYER_NORM),
+    TT_FACT_BUCKET("aten::embedding.default", TT_BUCKET_EMBEDDING),
+};
+const int tt_lower_nn_facts_count = TT_TABLE_COUNT(tt_lower_nn_facts);

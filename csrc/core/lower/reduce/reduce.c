@@ -352,5 +352,20 @@ const tt_lower_fact_t tt_lower_reduce_facts[] = {
     TT_FACT("aten::all", TT_LF_COMPLEX), TT_FACT("aten::count_nonzero", TT_LF_COMPLEX),
     TT_FACT("aten::linalg_vector_norm", TT_LF_COMPLEX), TT_FACT("aten::norm", TT_LF_COMPLEX),
     TT_FACT("aten::logsumexp", TT_LF_COMPLEX),
+    /* compile-time bucketing (tt_lower_bucket_t): the overloads whose arg 1 is the dims (or
+     * absent): not var.default (arg 1: unbiased), max.other (a binary op) */
+    TT_FACT_BUCKET("aten::sum.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::sum.dim_IntList", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::mean.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::mean.dim", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::amax.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::amin.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::var.correction", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::std.correction", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::logsumexp.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::argmax.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::argmin.default", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::max.dim", TT_BUCKET_REDUCE),
+    TT_FACT_BUCKET("aten::min.dim", TT_BUCKET_REDUCE),
 };
 const int tt_lower_reduce_facts_count = TT_TABLE_COUNT(tt_lower_reduce_facts);

@@ -220,3 +220,11 @@ const tt_lower_entry_t tt_lower_sort[] = {
     R("mode", lower_mode, 0), R("mode.values", lower_mode, 0),
 };
 const int tt_lower_sort_count = TT_TABLE_COUNT(tt_lower_sort);
+
+/* The table's facts: the unique family has no lowering: its output size depends on the
+ * data, so it runs on the host. */
+const tt_lower_fact_t tt_lower_sort_facts[] = {
+    TT_FACT("aten::_unique", TT_LF_HOST_OP), TT_FACT("aten::_unique2", TT_LF_HOST_OP),
+    TT_FACT("aten::unique_consecutive", TT_LF_HOST_OP), TT_FACT("aten::unique_dim", TT_LF_HOST_OP),
+};
+const int tt_lower_sort_facts_count = TT_TABLE_COUNT(tt_lower_sort_facts);

@@ -393,5 +393,29 @@ const tt_lower_fact_t tt_lower_shape_facts[] = {
     TT_FACT("aten::replication_pad2d_backward", TT_LF_COMPLEX),
     TT_FACT("aten::replication_pad3d_backward", TT_LF_COMPLEX),
     TT_FACT("aten::repeat_interleave", TT_LF_HOST_SIZE),
+    /* compile-time bucketing (tt_lower_bucket_t): tril / triu, and the copies, aliases, views
+     * and sizes that have no lowering (the runtime's views, PyTorch's kernels), per overload
+     * where overloads take other arguments (view.dtype is no view of sizes) */
+    TT_FACT_BUCKET("aten::tril.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::triu.default", TT_BUCKET_CREATE),
+    TT_FACT_BUCKET("aten::clone.default", TT_BUCKET_KEEP),
+    TT_FACT_BUCKET("aten::alias.default", TT_BUCKET_KEEP),
+    TT_FACT_BUCKET("aten::contiguous.default", TT_BUCKET_KEEP),
+    TT_FACT_BUCKET("aten::lift_fresh_copy.default", TT_BUCKET_KEEP),
+    TT_FACT_BUCKET("aten::_to_copy.default", TT_BUCKET_KEEP),
+    TT_FACT_BUCKET("aten::detach.default", TT_BUCKET_KEEP),
+    TT_FACT_BUCKET("aten::view.default", TT_BUCKET_VIEW),
+    TT_FACT_BUCKET("aten::_unsafe_view.default", TT_BUCKET_VIEW),
+    TT_FACT_BUCKET("aten::reshape.default", TT_BUCKET_VIEW),
+    TT_FACT_BUCKET("aten::permute", TT_BUCKET_PERMUTE),
+    TT_FACT_BUCKET("aten::transpose", TT_BUCKET_TRANSPOSE),
+    TT_FACT_BUCKET("aten::t", TT_BUCKET_TRANSPOSE),
+    TT_FACT_BUCKET("aten::unsqueeze", TT_BUCKET_UNSQUEEZE),
+    TT_FACT_BUCKET("aten::expand", TT_BUCKET_EXPAND),
+    TT_FACT_BUCKET("aten::select", TT_BUCKET_SELECT),
+    TT_FACT_BUCKET("aten::slice", TT_BUCKET_SLICE),
+    TT_FACT_BUCKET("aten::split.Tensor", TT_BUCKET_SPLIT),
+    TT_FACT_BUCKET("aten::split_with_sizes.default", TT_BUCKET_SPLIT),
+    TT_FACT_BUCKET("aten::sym_size.int", TT_BUCKET_SIZE),
 };
 const int tt_lower_shape_facts_count = TT_TABLE_COUNT(tt_lower_shape_facts);

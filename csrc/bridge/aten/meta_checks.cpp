@@ -28,7 +28,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "meta.h"
+#include "aten.h"
 
 namespace torch_tpu {
 namespace {

@@ -1,14 +1,13 @@
 // Ops whose result is a host value or whose output size depends on the data
-// (equal -> bool, bincount -> max(input) + 1 bins), and boolean-mask indices
+// (equal -> bool, bincount -> max(input) + 1 bins; registered in register.cpp),
+// and boolean-mask indices
 // (their true positions decide the index count). Each is a composition of ops
 // that have lowerings, plus one host read: the computation itself still runs
 // on the device; only the data-dependent size or the final bool crosses over.
-#include <torch/library.h>
-
-#include "bridge.h"
+#include "../bridge.h"
+#include "aten.h"
 
 namespace torch_tpu {
-namespace {
 
 // torch.equal: same sizes and every element equal (after type promotion, as
 // CPU compares; NaN is never equal).
@@ -55,8 +54,6 @@ at::Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::S
   auto opts = at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin);
   return at::zeros_symint(size, opts);
 }
-
-}  // namespace
 
 // index_put(self, [mask], values) where the values do not vary along the
 // masked elements (a number, or values broadcast along them): the core
@@ -174,12 +171,6 @@ void move_host_indices(const c10::FunctionSchema& schema, torch::jit::Stack* sta
     out.push_back(t);
   }
   iv = c10::IValue(out);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("equal", &tpu_equal);
-  m.impl("bincount", &tpu_bincount);
-  m.impl("_efficientzerotensor", &tpu_efficientzerotensor);
 }
 
 }  // namespace torch_tpu

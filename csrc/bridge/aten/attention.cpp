@@ -1,7 +1,8 @@
 // scaled_dot_product_attention on tpu: PyTorch asks each device which SDPA
-// backend to run (_fused_sdp_choice_stub). Ours answers "overrideable" where
-// the core lowers _scaled_dot_product_fused_attention_overrideable (and its
-// backward) as one op, and "math" (the decomposition) elsewhere: dropout
+// backend to run (_fused_sdp_choice_stub, registered in register.cpp). Ours
+// answers "overrideable" where the core lowers
+// _scaled_dot_product_fused_attention_overrideable (and its backward) as one
+// op, and "math" (the decomposition) elsewhere: dropout
 // (its mask would have to be regenerated in the backward), grouped-query
 // attention or broadcast batch dims, ranks other than 3 and 4, non-float
 // dtypes, or when the user disabled the overrideable backend
@@ -11,11 +12,9 @@
 #include <ATen/Context.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/ops/_fused_sdp_choice_ops.h>
-#include <ATen/ops/_native_multi_head_attention_native.h>
-#include <ATen/ops/_transformer_encoder_layer_fwd_native.h>
 #include <ATen/ops/from_blob.h>
-#include <ATen/native/transformers/attention.h>
-#include <torch/library.h>
+
+#include "aten.h"
 
 namespace torch_tpu {
 namespace {
@@ -59,6 +58,8 @@ bool cpu_runs_flash(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
   return choice == static_cast<int64_t>(at::SDPBackend::flash_attention);
 }
 
+}  // namespace
+
 int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                        const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                        std::optional<double> scale, bool enable_gqa) {
@@ -84,20 +85,4 @@ int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   return static_cast<int64_t>(at::SDPBackend::overrideable);
 }
 
-}  // namespace
 }  // namespace torch_tpu
-
-namespace at::native {
-REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &torch_tpu::tpu_sdp_choice)
-}
-
-// The inference fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
-// (eval mode, no grad: torch._native_multi_head_attention and
-// torch._transformer_encoder_layer_fwd, which PyTorch takes for PrivateUse1
-// devices too): PyTorch's own implementations, written in ATen ops (the
-// device-specific pieces, _transform_bias_rescale_qkv and _masked_softmax, are
-// lowered by the core). Nothing of the ops' semantics is restated here.
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_native_multi_head_attention", &at::native::native_multi_head_attention_cpu);
-  m.impl("_transformer_encoder_layer_fwd", &at::native::transformer_encoder_layer_forward);
-}

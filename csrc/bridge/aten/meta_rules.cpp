@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "meta.h"
+#include "aten.h"
 
 namespace torch_tpu {
 namespace {

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <limits>
 
-#include "meta.h"
+#include "aten.h"
 
 namespace torch_tpu {
 namespace {

@@ -1,0 +1,99 @@
+// The bridge's ATen-specific rules, all in this folder: where following the
+// CPU takes knowledge of one op that neither PyTorch's meta kernels nor the
+// core's lowering tables hold. The CPU's output layouts where meta kernels
+// lack them or describe CUDA's (meta_rules.cpp, cpu_metadata.cpp), the CPU's
+// input checks that meta kernels lack (meta_checks.cpp), the CPU's overflow
+// check of Scalar arguments (scalar_checks.cpp, from the ops' `scalars`
+// facts), ops whose result is a host value or whose size depends on the data
+// (host_composites.cpp), the SDPA backend choice (attention.cpp); and the one
+// registration of ATen kernels for PrivateUse1 (register.cpp). Every fact
+// about an op that is not such a rule is a fact beside its lowering
+// (core/lower/tt_lower.h), read through the registry. The rest of the bridge
+// calls what this header declares; nothing here marshals a call.
+#pragma once
+
+#include <torch/library.h>
+
+#include "../meta.h"
+
+namespace torch_tpu {
+
+// ---- output metadata -------------------------------------------------------
+
+// Ops whose meta kernel is missing or wrong for CPU's results (meta_rules.cpp).
+// `before`: rules that replace the meta kernel (it fails or disagrees);
+// `missing`: rules tried only when the meta kernel does not exist. Both return
+// false when they do not know the op; they throw PyTorch's errors for bad input.
+bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+// Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, CPU's
+// (cpu_metadata.cpp): r, the meta kernel's result, is corrected in place.
+void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+// Whether argument i, a 0-dim CPU tensor, reaches the meta kernel as a meta
+// tensor rather than as the host value it is (cpu_metadata.cpp).
+bool host_value_as_meta(const c10::FunctionSchema& schema, size_t i, const c10::IValue& v);
+// Whether the meta kernel of the op (base name `base`, "aten::add") reads its
+// Scalars' classes only, not their values, so that its meta results may be
+// cached by class (cpu_metadata.cpp).
+bool scalar_class_key_op(const c10::OperatorHandle& op, const std::string& base);
+
+// ---- CPU's checks -----------------------------------------------------------
+
+// CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
+// CPU's error (e.g. a reduction without identity over an empty dim).
+void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// index_put's values must have self's dtype (CPU's check), except one value
+// with a boolean mask (x[mask] = v is masked_fill_ on CPU). Every call, before
+// the masks are expanded.
+void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// CPU's TensorIterator checks of an in-place pointwise op (add_, sin_,
+// clamp_...) that the meta kernels lack: the result must keep self's shape and
+// cast safely to self's dtype. `functional` runs the meta kernel of an op (the
+// op's functional overload, e.g. aten::mul.Tensor for aten::mul_.Tensor).
+using MetaRunner = MetaResult (*)(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
+void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional);
+
+// Where CPU's kernel converts a Scalar argument (c10::checked_convert): the
+// `scalars` fact of the op's lowering entry (core/lower/tt_lower.h), parsed
+// once per op by scalar_conversions.
+enum class ScalarTo {
+  kResult,     // the result's dtype (scalar_t)
+  kOpmath,     // its opmath type (float for half types)
+  kNegResult,  // negated, to the result's dtype (sub: add with -alpha)
+  kIntegral64, // integral results: to int64 (truncated), then to the result's dtype (hardtanh)
+};
+struct ScalarConversion {
+  int arg;  // index in the schema's arguments
+  ScalarTo to;
+};
+// The conversions `scalars` ("name:to name:to", or NULL) names, for the
+// arguments the schema has.
+std::vector<ScalarConversion> scalar_conversions(const c10::FunctionSchema& schema, const char* scalars);
+// CPU's overflow check of the Scalars the op's kernel converts to its element
+// type (scalar_checks.cpp): throws CPU's error. Runs on every call.
+void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+                            const MetaResult& r, const std::vector<ScalarConversion>& conv);
+
+// ---- boolean-mask indices (host_composites.cpp) ------------------------------
+
+// Replaces boolean / uint8 masks in the `indices` argument of the op on top of
+// the stack by int64 indices. Returns false if none.
+bool expand_mask_indices(const c10::FunctionSchema& schema, torch::jit::Stack* stack);
+// Copies CPU tensors among those `indices` to the indexed tensor's device, as
+// CUDA accepts them.
+void move_host_indices(const c10::FunctionSchema& schema, torch::jit::Stack* stack);
+
+// ---- kernels, registered in register.cpp ------------------------------------
+
+// host_composites.cpp
+bool tpu_equal(const at::Tensor& self, const at::Tensor& other);
+at::Tensor tpu_bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt, int64_t minlength);
+at::Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
+                                   std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                   std::optional<bool> pin);
+// attention.cpp: which SDPA backend runs (_fused_sdp_choice_stub)
+int64_t tpu_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
+                       std::optional<double> scale, bool enable_gqa);
+
+}  // namespace torch_tpu
