@@ -21,7 +21,7 @@ if [ -z "$plug" ] || [ ! -f "$plug" ]; then
 fi
 nvidia-smi -L > "$out/gpu.txt" 2>&1
 echo "plugin: $plug" | tee "$out/summary.txt"
-tests=(test_base_status test_base_env test_base_types
+tests=(test_base_status test_base_env test_base_types test_graph_record
        test_pjrt test_runtime_storage test_runtime_call test_runtime_disk_cache test_lower_linalg_decomp
        test_lower_linalg test_lower_view test_runtime_view_fuzz test_lower_elementwise_unary
        test_lower_elementwise_binary test_lower_reduce test_lower_index test_lower_nn test_lower_conv
