@@ -214,7 +214,7 @@ def main():
     for p in problems:
         print(p)
     if not problems:
-        print("none: no cycle inside a layer's folder, no upward include, no internal header crossed")
+        print("ok: every layer includes only its own and lower layers, internal headers stay in their folders, no folder has a cycle")
     if args.check_cycles and problems:
         return 1
     return 1 if (args.check and violations) else 0
