@@ -224,7 +224,7 @@ static tt_status_t plan_tensor(tt_plan_t* p, const tt_call_t* c, const tt_view_t
   int si = storage_index(p, s);
   if (si < 0 || !GROW(p->occ, p->capocc, p->nocc + 1)) return oom();
   TT_RETURN_IF_ERROR(use_initial(p, si, v->dtype, c->op->name));
-  bool dyn = v->offset != 0 && tt_view_is_contiguous(v);
+  bool dyn = v->offset != 0; /* a runtime value for every view (lower/view: dynamic_span) */
   int ei = -1;
   if (dyn) TT_RETURN_IF_ERROR(add_extra(p, TT_I64, &v->offset, &ei));
   p->occ[p->nocc].st = si;
@@ -316,7 +316,7 @@ static tt_status_t plan_one(tt_plan_t* p, const tt_call_t* c) {
     size_t nbytes = p->env->nbytes(p->env->ctx, s);
     bool full = tt_view_covers(v, nbytes);
     o->full = full;
-    bool dyn = !full && v->offset != 0 && tt_view_is_contiguous(v);
+    bool dyn = !full && v->offset != 0;
     if (!full) {
       /* a partial write keeps the rest: of a failed storage, still failed */
       TT_RETURN_IF_ERROR(use_initial(p, si, v->dtype, c->op->name));

@@ -371,6 +371,35 @@ static tt_val_t write_window(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* 
   return b;
 }
 
+/* A view whose offset is a runtime value (a loop's x[:, t], a column, a
+ * narrow): its elements lie in the `span` elements from the offset, read
+ * with one dynamic_slice; the view is then the same layout at offset 0 of
+ * that span, which the static paths (window, gather) handle. One program
+ * serves every offset. */
+static int64_t layout_span(const tt_layout_t* v) {
+  int64_t span = 1;
+  for (int d = 0; d < v->rank; d++)
+    if (v->sizes[d] > 1) span += (v->sizes[d] - 1) * v->strides[d];
+  return span;
+}
+
+static bool dynamic_span(const tt_layout_t* v, tt_val_t off, int64_t N, tt_layout_t* at0, int64_t* span) {
+  if (off == TT_SHLO_INVALID) return false;
+  for (int d = 0; d < v->rank; d++)
+    if (v->strides[d] < 0) return false;
+  *span = layout_span(v);
+  if (*span > N) return false;
+  *at0 = *v;
+  at0->offset = 0;
+  return true;
+}
+
+static tt_val_t span_slice(tt_shlo_fn_t* f, tt_val_t base, tt_val_t off, int64_t span) {
+  tt_type_t rt = vec_type(tt_shlo_type(f, base)->dtype, span);
+  tt_val_t ops[2] = {base, off};
+  return tt_shlo_opf(f, "stablehlo.dynamic_slice", ops, 2, &rt, "slice_sizes = array<i64: %lld>", (long long)span);
+}
+
 static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off) {
   base = as_dtype(f, base, v->dtype);
   if (base == TT_SHLO_INVALID) return base;
@@ -391,12 +420,22 @@ static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, 
     }
     return tt_l_reshape(f, flat, v->rank, v->sizes);
   }
+  tt_layout_t at0;
+  int64_t span;
+  if (dynamic_span(v, off, N, &at0, &span)) {
+    base = span_slice(f, base, off, span);
+    v = &at0;
+    off = TT_SHLO_INVALID;
+  }
   if (off == TT_SHLO_INVALID) {
     tt_val_t w = read_window(f, base, v);
     if (w != TT_SHLO_INVALID || tt_shlo_failed(f)) return w;
   }
   return read_gather(f, base, v, off);
 }
+
+static tt_val_t write_strided(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off,
+                              tt_val_t value);
 
 tt_val_t tt_l_view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off) {
   return apply_math_bits(f, view_read(f, base, v, off), v);
@@ -442,6 +481,24 @@ tt_val_t tt_l_view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, t
     tt_val_t ops[3] = {base, flat, idx};
     return tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 3, &bt, NULL);
   }
+  tt_layout_t at0;
+  int64_t span;
+  if (dynamic_span(v, off, bt.dims[0], &at0, &span)) {
+    /* the write into the span at offset 0, and the span back in place */
+    tt_val_t sub = span_slice(f, base, off, span);
+    sub = write_strided(f, sub, &at0, TT_SHLO_INVALID, value);
+    tt_val_t ops[3] = {base, sub, off};
+    return tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 3, &bt, NULL);
+  }
+  return write_strided(f, base, v, off, value);
+}
+
+/* The write of value (already in the base's dtype) through a view that is
+ * not contiguous: into its window, else a scatter. */
+static tt_val_t write_strided(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off, tt_val_t value) {
+  tt_type_t bt = *tt_shlo_type(f, base);
+  tt_dtype_t bdt = bt.dtype;
+  int64_t numel = tt_layout_numel(v);
   if (off == TT_SHLO_INVALID) {
     tt_val_t w = write_window(f, base, v, value);
     if (w != TT_SHLO_INVALID || tt_shlo_failed(f)) return w;
