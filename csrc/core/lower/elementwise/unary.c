@@ -39,8 +39,9 @@ static bool is_dt(ustate_t* s, tt_val_t x, bool (*pred)(tt_dtype_t)) {
 }
 static bool is_bool(tt_dtype_t dt) { return dt == TT_BOOL; }
 
+/* abs of bool: CPU refuses it, CUDA (and the device) returns it unchanged */
 static tt_val_t b_abs(ustate_t* s, tt_val_t x) {
-  if (is_dt(s, x, tt_dtype_is_unsigned_int)) return x;
+  if (is_dt(s, x, tt_dtype_is_unsigned_int) || tt_shlo_type(s->f, x)->dtype == TT_BOOL) return x;
   return un(s, "stablehlo.abs", x);
 }
 
@@ -173,7 +174,7 @@ static tt_val_t b_rad2deg(ustate_t* s, tt_val_t x) { return tt__ew_mulk(F_, x, 1
 #define FLT TT_EW_FLOAT
 #define ANY TT_EW_ANY
 static const uinfo_t k_uops[] = {
-    [TT_U_ABS] = {NULL, b_abs, UK_SAME, NUM},
+    [TT_U_ABS] = {NULL, b_abs, UK_SAME, ANY},
     [TT_U_NEG] = {NULL, b_neg, UK_SAME, NUM},
     [TT_U_EXP] = {"stablehlo.exponential", NULL, UK_FLOAT, ANY},
     [TT_U_EXP2] = {NULL, b_exp2, UK_FLOAT, ANY},

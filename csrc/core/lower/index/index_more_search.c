@@ -127,6 +127,46 @@ static void check_finite_range(tt_shlo_fn_t* f, tt_val_t lo, tt_val_t hi, const 
   tt_shlo_add_check(f, bad, TT_INTERNAL, msg);
 }
 
+/* histc of an integer tensor: CPU refuses it, CUDA (and so the device)
+ * computes it: min and max truncated to integers, the data's range when they
+ * are equal (widened by 1 each way if still empty), the bin of x is
+ * (x - min) * bins / (max - min) in 64-bit integer arithmetic (exact, no
+ * rounding), elements equal to max go to the last bin, elements outside are
+ * ignored; the counts have self's dtype. (Transformers' MoE layers count
+ * tokens per expert this way on every device but CPU.) */
+static tt_status_t lower_histc_int(tt_lctx_t* c, tt_val_t x, int64_t bins, int64_t n) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  tt_val_t lo = tt_lt_scalar(c, 2, TT_I64), hi = tt_lt_scalar(c, 3, TT_I64);
+  if (n == 0) {
+    tt_shlo_add_check(f, tt_l_compare(f, "GT", lo, hi), TT_INTERNAL, "torch.histc: max must be larger than min");
+    return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0.0));
+  }
+  tt_val_t flat = tt_l_convert(f, tt_l_reshape(f, x, 1, &n), TT_I64);
+  tt_val_t same = tt_l_compare(f, "EQ", lo, hi);
+  lo = tt_l_select(f, same, tt_lt_extreme(f, flat, 1u, false), lo);
+  hi = tt_l_select(f, same, tt_lt_extreme(f, flat, 1u, true), hi);
+  same = tt_l_compare(f, "EQ", lo, hi);
+  lo = tt_l_select(f, same, bin(f, "stablehlo.subtract", lo, kl(f, lo, 1.0)), lo);
+  hi = tt_l_select(f, same, bin(f, "stablehlo.add", hi, kl(f, hi, 1.0)), hi);
+  tt_shlo_add_check(f, tt_l_compare(f, "GE", lo, hi), TT_INTERNAL, "torch.histc: max must be larger than min");
+  tt_val_t l = tt_lt_splat(f, lo, 1, &n), r = tt_lt_splat(f, hi, 1, &n);
+  tt_val_t pos = bin(f, "stablehlo.multiply", bin(f, "stablehlo.subtract", flat, l), kl(f, flat, (double)bins));
+  /* the range's width is >= 1 here (a device-side check above refuses the
+   * rest); max(width, 1) keeps the division defined before that check acts */
+  tt_val_t w = bin(f, "stablehlo.subtract", r, l);
+  w = bin(f, "stablehlo.maximum", w, kl(f, w, 1.0));
+  tt_val_t p = bin(f, "stablehlo.divide", pos, w);
+  p = bin(f, "stablehlo.minimum", p, kl(f, p, (double)(bins - 1)));
+  tt_val_t in = bin(f, "stablehlo.and", tt_l_compare(f, "GE", flat, l), tt_l_compare(f, "LE", flat, r));
+  p = tt_l_select(f, in, p, kl(f, p, (double)bins)); /* ignored elements land in slot `bins` */
+  int64_t nb1 = bins + 1, id2[2] = {n, 1}, ins[1] = {0};
+  tt_type_t ones = tt_type_make(TT_I64, 1, &n);
+  tt_val_t h = tt_lt_scatter(f, tt_l_full(f, TT_I64, 1, &nb1, 0.0), tt_l_reshape(f, p, 2, id2),
+                             tt_shlo_const(f, &ones, 1.0), NULL, 0, ins, 1, ins, 1, 1, "stablehlo.add");
+  return tt_l_set_out(c, 0, tt_l_convert(f, tt_lt_slice_dim(f, h, 0, 0, bins), ot->dtype));
+}
+
 /* histc(self, bins, min, max): CPU's linear binning over [min, max] (the
  * data's range when min == max, widened by 1 each way if still empty);
  * elements outside are ignored, elements equal to max go to the last bin.
@@ -140,10 +180,11 @@ static tt_status_t lower_histc(tt_lctx_t* c) {
   tt_val_t x = c->args[0].val;
   tt_type_t xt = tt__sh_type(f, x);
   tt_dtype_t dt = xt.dtype;
-  if (!tt_dtype_is_float(dt))
-    return tt_status_make(TT_INVALID_ARGUMENT, "\"histogram_cpu\" not implemented for '%s'", tt_dtype_name(dt));
+  if (dt == TT_BOOL || tt_dtype_is_complex(dt))
+    return tt_status_make(TT_INVALID_ARGUMENT, "\"histc\" not implemented for '%s'", tt_dtype_name(dt));
   int64_t bins = c->args[1].i, n = tt_type_numel(&xt);
   if (bins <= 0) return tt_status_make(TT_INTERNAL, "torch.histc(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
+  if (!tt_dtype_is_float(dt)) return lower_histc_int(c, x, bins, n);
   tt_val_t lo = tt_lt_scalar(c, 2, TT_F64), hi = tt_lt_scalar(c, 3, TT_F64);
   if (n > 0) {
     tt_val_t flat = tt_l_reshape(f, x, 1, &n);

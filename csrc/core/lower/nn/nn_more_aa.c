@@ -119,12 +119,14 @@ static tt_status_t lower_aa(tt_lctx_t* c) {
     return tt_l_set_out(c, 0, tt__resample_u8(f, c->args[0].val, out, c->args[2].i != 0, sc, c->op->param == 1,
                                               true));
   }
-  tt_status_t st = setup(c, xt.dtype, in, out, 2, d);
-  tt_val_t v = c->args[0].val;
-  if (!st && in[1] != out[1]) v = resize_dim(f, v, 3, &d[1], xt.dtype);
-  if (!st && in[0] != out[0]) v = resize_dim(f, v, 2, &d[0], xt.dtype);
+  /* half types (CUDA takes them, CPU does not): computed in f32, rounded once */
+  tt_dtype_t cdt = xt.dtype == TT_F16 || xt.dtype == TT_BF16 ? TT_F32 : xt.dtype;
+  tt_status_t st = setup(c, cdt, in, out, 2, d);
+  tt_val_t v = tt_l_convert(f, c->args[0].val, cdt);
+  if (!st && in[1] != out[1]) v = resize_dim(f, v, 3, &d[1], cdt);
+  if (!st && in[0] != out[0]) v = resize_dim(f, v, 2, &d[0], cdt);
   tt__aa_free(&d[0]), tt__aa_free(&d[1]);
-  return st ? st : tt_l_set_out(c, 0, v);
+  return st ? st : tt_l_set_out(c, 0, tt_l_convert(f, v, ot->dtype));
 }
 
 /* _upsample_{bilinear,bicubic}2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h?, scales_w?) */
@@ -136,12 +138,13 @@ static tt_status_t lower_aa_bwd(tt_lctx_t* c) {
   if (tt_type_numel(ot) == 0 || tt_type_numel(&gt) == 0) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 0));
   aa_dim_t d[2] = {{0}, {0}};
   int64_t in[2] = {ot->dims[2], ot->dims[3]}, out[2] = {gt.dims[2], gt.dims[3]};
-  tt_status_t st = setup(c, gt.dtype, in, out, 3, d);
-  tt_val_t v = c->args[0].val;
-  if (!st && in[0] != out[0]) v = resize_dim_bwd(f, v, 2, &d[0], gt.dtype);
-  if (!st && in[1] != out[1]) v = resize_dim_bwd(f, v, 3, &d[1], gt.dtype);
+  tt_dtype_t cdt = gt.dtype == TT_F16 || gt.dtype == TT_BF16 ? TT_F32 : gt.dtype;
+  tt_status_t st = setup(c, cdt, in, out, 3, d);
+  tt_val_t v = tt_l_convert(f, c->args[0].val, cdt);
+  if (!st && in[0] != out[0]) v = resize_dim_bwd(f, v, 2, &d[0], cdt);
+  if (!st && in[1] != out[1]) v = resize_dim_bwd(f, v, 3, &d[1], cdt);
   tt__aa_free(&d[0]), tt__aa_free(&d[1]);
-  return st ? st : tt_l_set_out(c, 0, v);
+  return st ? st : tt_l_set_out(c, 0, tt_l_convert(f, v, ot->dtype));
 }
 
 const tt_lower_entry_t tt_lower_nn_more_aa[] = {

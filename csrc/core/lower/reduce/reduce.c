@@ -55,7 +55,8 @@ static tt_status_t lower_simple(tt_lctx_t* c) {
     case R_NANSUM:
     case R_MEAN:
       x = tt_l_convert(f, x, acc);
-      if (kind == R_NANSUM && tt_dtype_is_float(acc)) {
+      if (kind == R_NANSUM && (tt_dtype_is_float(acc) || tt_dtype_is_complex(acc))) {
+        /* complex (CUDA takes it, CPU refuses it): an element with a NaN part is absent */
         const tt_type_t* xt = tt_shlo_type(f, x);
         tt_type_t z = *xt;
         x = tt_l_select(f, tt_l_compare(f, "NE", x, x), tt_shlo_const(f, &z, 0.0), x);
@@ -351,7 +352,7 @@ const tt_lower_fact_t tt_lower_reduce_facts[] = {
     TT_FACT("aten::std_mean", TT_LF_COMPLEX), TT_FACT("aten::any", TT_LF_COMPLEX),
     TT_FACT("aten::all", TT_LF_COMPLEX), TT_FACT("aten::count_nonzero", TT_LF_COMPLEX),
     TT_FACT("aten::linalg_vector_norm", TT_LF_COMPLEX), TT_FACT("aten::norm", TT_LF_COMPLEX),
-    TT_FACT("aten::logsumexp", TT_LF_COMPLEX),
+    TT_FACT("aten::logsumexp", TT_LF_COMPLEX), TT_FACT("aten::nansum", TT_LF_COMPLEX),
     /* compile-time bucketing (tt_lower_bucket_t): the overloads whose arg 1 is the dims (or
      * absent): not var.default (arg 1: unbiased), max.other (a binary op) */
     TT_FACT_BUCKET("aten::sum.default", TT_BUCKET_REDUCE),

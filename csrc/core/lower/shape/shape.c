@@ -138,7 +138,7 @@ static tt_status_t lower_trace(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_type_t t = tt__sh_type(f, c->args[0].val);
   if (t.rank != 2) return tt_status_make(TT_INVALID_ARGUMENT, "%s: expected a matrix", c->op->name);
-  if (t.dtype == TT_BOOL) return tt_status_make(TT_INVALID_ARGUMENT, "\"trace\" not implemented for 'Bool'");
+  /* bool: CPU refuses it; CUDA (and the device) sums the diagonal as int64 */
   tt_dtype_t acc = tt_l_opmath(c->out_types[0].dtype);
   int64_t n = t.dims[0] * t.dims[1], k = t.dims[0] < t.dims[1] ? t.dims[0] : t.dims[1];
   if (k == 0) return tt_l_set_out(c, 0, tt_lt_const0(f, acc, 0.0));
