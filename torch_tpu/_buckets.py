@@ -307,6 +307,15 @@ def _same(a, b):
     return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
 
 
+def _sym_value(a, syms):
+    """Whether the argument a (an int, SymInt or fx Node of one) depends on a dynamic size."""
+    if isinstance(a, torch.fx.Node):
+        a = a.meta.get("val")
+    if isinstance(a, torch.SymInt):
+        return bool(a.node.expr.free_symbols & syms)
+    return False
+
+
 def _dyn(factors, syms):
     return any(not isinstance(f, int) and f.free_symbols & syms for f in factors)
 
@@ -480,6 +489,10 @@ def _follow(n, state, syms):
         state[n] = out
     elif rule in ("select", "slice"):
         d = n.args[1] % len(src)
+        if any(_sym_value(a, syms) for a in n.args[2:]):
+            # x.narrow(1, i, 3), x[:, i]: a dynamic int as a start or index is a value,
+            # not a size (padding it would move the view)
+            return "a dynamic int used as an index or a start"
         if _dyn(src[d], syms) and not (rule == "slice" and _whole(n, src[d])):
             return "selects or slices a dynamic dim"
         state[n] = [x for k, x in enumerate(src) if k != d] if rule == "select" else \
