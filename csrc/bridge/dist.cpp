@@ -6,10 +6,12 @@
 // On the CPU plugins, which have no collectives across processes, the data is
 // staged through the host: device -> host copy -> the wrapped host backend
 // (gloo, created by the Python side over the same store) -> device. Every
-// collective first agrees on its signature across ranks (op, dtype, element
-// count) through the host backend, so that a mismatch (ranks passing tensors
-// of different shapes) raises an error on every rank at once instead of a
-// hang. Work objects are completed when returned: the host copy is a sync
+// collective first checks its arguments on each rank (the output forms the
+// c10d docs give), then agrees on its signature across ranks (op, dtype,
+// element count, and whether every rank's arguments were valid) through the
+// host backend, so that a mismatch (ranks passing tensors of different
+// shapes) or one rank's wrong arguments raise an error on every rank at once
+// instead of a hang. Work objects are completed when returned: the host copy is a sync
 // point anyway (Fused Eager flushes there, as at any host read).
 //
 // Where the PJRT client spans the processes (GPU plugins: init_process_group
@@ -18,7 +20,8 @@
 // reduce, all_gather, reduce_scatter and even all_to_all run as StableHLO
 // collectives on the devices (tt_runtime_collective): the data never leaves
 // them, and the work is asynchronous like any op. The rest (gather, scatter,
-// point to point, uneven all_to_all, complex dtypes) stays on the host path.
+// point to point, uneven all_to_all and all_gather, bitwise reduce ops,
+// complex dtypes) stays on the host path.
 // TORCH_TPU_DIST_COLLECTIVES=device also takes that path where a group's
 // members are all in this process (a group of one on the CPU plugin).
 #include <ATen/ATen.h>
