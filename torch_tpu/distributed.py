@@ -88,6 +88,7 @@ def collectives_path(group=None):
     """Which path the collectives of `group` (default: the world) take: "device" or "host"."""
     pg = group or dist.group.WORLD
     backend = pg._get_backend(torch.device("tpu"))
+    backend = getattr(backend, "wrapped_pg", backend)  # TORCH_DISTRIBUTED_DEBUG=DETAIL wraps it
     return "device" if backend._on_device() else "host"
 
 

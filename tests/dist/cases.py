@@ -128,6 +128,207 @@ def case_all_to_all(rank, world):
             close(outs[r], torch.full((rows(r, rank), 3), 10 * r + rank, dtype=dtype))
 
 
+R = dist.ReduceOp
+
+
+def rops(dtype):
+    """The reduce ops c10d gives for a dtype (the bitwise ones for integers)."""
+    ops = [R.SUM, R.PRODUCT, R.MIN, R.MAX, R.AVG]
+    return ops if dtype.is_floating_point else ops + [R.BAND, R.BOR, R.BXOR]
+
+
+def reduced(xs, op):
+    """What `op` makes of every rank's tensor xs[r], on CPU (AVG of integers truncates)."""
+    if op == R.AVG:
+        s = torch.stack(xs).sum(0)
+        return s / len(xs) if s.is_floating_point() else torch.div(s, len(xs), rounding_mode="trunc")
+    fold = {R.SUM: torch.add, R.PRODUCT: torch.mul, R.MIN: torch.minimum, R.MAX: torch.maximum,
+            R.BAND: torch.bitwise_and, R.BOR: torch.bitwise_or, R.BXOR: torch.bitwise_xor}[op]
+    r = xs[0]
+    for x in xs[1:]:
+        r = fold(r, x)
+    return r
+
+
+def case_output_forms(rank, world):
+    """Every output form the c10d docs give, against CPU: all_gather_into_tensor into the concatenation, the
+    stack, a flat or a non-contiguous output; reduce_scatter_tensor from either input form (left as it was),
+    every reduce op; all_to_all_single of rows with and without split sizes (or either side's alone); gather
+    and scatter of 2-d tensors at either root; all_gather and reduce_scatter of uneven parts; broadcast from
+    either rank."""
+    for dtype in (torch.float32, torch.int64):
+        xs = [inp(r, 6, dtype).view(2, 3) for r in range(world)]
+        for shape in ((world * 2, 3), (world, 2, 3), (world * 6,)):
+            out = torch.full(shape, -1, dtype=dtype, device=DEV)
+            dist.all_gather_into_tensor(out, xs[rank].to(DEV))
+            close(out, torch.stack(xs).reshape(shape))
+        out = torch.full((3, 2, world), -1, dtype=dtype, device=DEV).permute(2, 1, 0)  # the stack, strided
+        dist.all_gather_into_tensor(out, xs[rank].to(DEV))
+        close(out, torch.stack(xs))
+
+        full = [inp(r, 6 * world, dtype) for r in range(world)]
+        for shape in ((world * 2, 3), (world, 2, 3)):
+            src = full[rank].view(shape).to(DEV)
+            for op in rops(dtype):
+                out = torch.full((2, 3), -1, dtype=dtype, device=DEV)
+                dist.reduce_scatter_tensor(out, src, op=op)
+                close(out, reduced(full, op).view(world, 2, 3)[rank])
+            close(src, full[rank].view(shape))
+
+        # rows(s, d): the rows rank s sends rank d
+        for rows, with_in, with_out in ((lambda s, d: 2, False, False), (lambda s, d: s + 1 + d, True, True),
+                                        (lambda s, d: d + 1, True, False), (lambda s, d: s + 1, False, True)):
+            send = torch.cat([torch.full((rows(rank, k), 3), 10 * rank + k, dtype=dtype) for k in range(world)])
+            want = torch.cat([torch.full((rows(r, rank), 3), 10 * r + rank, dtype=dtype) for r in range(world)])
+            out = torch.full(want.shape, -1, dtype=dtype, device=DEV)
+            dist.all_to_all_single(out, send.to(DEV),
+                                   output_split_sizes=[rows(r, rank) for r in range(world)] if with_out else None,
+                                   input_split_sizes=[rows(rank, k) for k in range(world)] if with_in else None)
+            close(out, want)
+
+        for root in range(world):
+            outs = [torch.full((2, 3), -1, dtype=dtype, device=DEV) for _ in range(world)] if rank == root else None
+            dist.gather(xs[rank].to(DEV), outs, dst=root)
+            if rank == root:
+                for r in range(world):
+                    close(outs[r], xs[r])
+            out = torch.full((2, 3), -1, dtype=dtype, device=DEV)
+            dist.scatter(out, [(x * 2).to(DEV) for x in xs] if rank == root else None, src=root)
+            close(out, xs[rank] * 2)
+            t = xs[rank].to(DEV)
+            dist.broadcast(t, src=root)
+            close(t, xs[root])
+
+        parts = [inp(r, 3 * (r + 1), dtype).view(r + 1, 3) for r in range(world)]  # rank r: r + 1 rows
+        outs = [torch.full((r + 1, 3), -1, dtype=dtype, device=DEV) for r in range(world)]
+        dist.all_gather(outs, parts[rank].to(DEV))
+        for r in range(world):
+            close(outs[r], parts[r])
+
+        for size in (lambda k: 4, lambda k: 2 * (k + 1)):  # even and uneven parts
+            lists = [[inp(r + 3 * k, size(k), dtype) for k in range(world)] for r in range(world)]
+            for op in rops(dtype):
+                out = torch.full((size(rank),), -1, dtype=dtype, device=DEV)
+                dist.reduce_scatter(out, [t.to(DEV) for t in lists[rank]], op=op)
+                close(out, reduced([lists[r][rank] for r in range(world)], op))
+
+
+def case_reduce_ops(rank, world):
+    """all_reduce and reduce (to either root) with every reduce op, small (inside the signature exchange) and
+    large; PREMUL_SUM with a number or a tensor factor, also in reduce_scatter_tensor; against CPU."""
+    for dtype in (torch.float32, torch.int64):
+        for n in (7, 3000):
+            xs = [inp(r, n, dtype) for r in range(world)]
+            for op in rops(dtype):
+                t = xs[rank].to(DEV)
+                dist.all_reduce(t, op=op)
+                close(t, reduced(xs, op))
+                for root in range(world):
+                    t = xs[rank].to(DEV)
+                    dist.reduce(t, dst=root, op=op)
+                    close(t, reduced(xs, op) if rank == root else xs[rank])
+    for n in (7, 3000):
+        xs = [inp(r, 2 * n, torch.float32) for r in range(world)]
+        for factor, f in ((2.5, 2.5), (torch.tensor([0.5]).to(DEV), 0.5)):
+            op = dist._make_nccl_premul_sum(factor)
+            t = xs[rank].to(DEV)
+            dist.all_reduce(t, op=op)
+            close(t, sum(xs) * f)
+            for root in range(world):
+                t = xs[rank].to(DEV)
+                dist.reduce(t, dst=root, op=op)
+                close(t, sum(xs) * f if rank == root else xs[rank])
+            out = torch.full((2 * n // world,), -1.0, device=DEV)
+            dist.reduce_scatter_tensor(out, xs[rank].to(DEV), op=op)
+            close(out, (sum(xs) * f).view(world, -1)[rank])
+
+
+def case_form_errors(rank, world):
+    """Arguments of the wrong form: tpu_dist's own error (naming the op and what it expected, never gloo's) on
+    every rank at once, also where only one rank is wrong (the others are told which); the group goes on."""
+    def expect(fn, *words):
+        t0 = time.time()
+        try:
+            fn()
+        except RuntimeError as e:
+            msg = str(e)
+            assert "tpu_dist" in msg and all(w in msg for w in words) and "gloo" not in msg.lower(), msg
+        else:
+            raise AssertionError(f"no error (expected one saying {words})")
+        assert time.time() - t0 < 30
+
+    x = torch.ones(2, 3, device=DEV)
+    expect(lambda: dist.all_gather_into_tensor(torch.empty(world * 2 + 1, 3, device=DEV), x),
+           "all_gather_into_tensor", f"concatenated [{world * 2}, 3] or stacked [{world}, 2, 3]", "[5, 3]")
+    expect(lambda: dist.reduce_scatter_tensor(torch.empty(2, 3, device=DEV), torch.ones(world * 2 + 1, 3, device=DEV)),
+           "reduce_scatter_tensor", "world_size")
+    expect(lambda: dist.all_to_all_single(torch.empty(4, 3, device=DEV), torch.ones(4, 3, device=DEV),
+                                          input_split_sizes=[1, 2]), "all_to_all_single", "sum to 3")
+    expect(lambda: dist.all_to_all_single(torch.empty(3, 3, device=DEV), torch.ones(3, 3, device=DEV)),
+           "all_to_all_single", "must divide by world_size")
+    expect(lambda: dist.all_to_all_single(torch.empty(4, 2, device=DEV), torch.ones(4, 3, device=DEV)),
+           "all_to_all_single", "rows")
+    expect(lambda: dist.all_gather([torch.empty(2, 3, device=DEV) for _ in range(world + 1)], x),
+           "all_gather", "world_size")
+    expect(lambda: dist.reduce_scatter(torch.empty(2, 3, device=DEV), [x] * (world + 1)), "reduce_scatter",
+           "world_size")
+    expect(lambda: dist.all_reduce(torch.ones(3, device=DEV), op=dist.ReduceOp.BAND), "all_reduce", "BAND")
+    # only one rank is wrong
+    bad = torch.empty(world * 2 + (rank == 0), 3, device=DEV)
+    expect(lambda: dist.all_gather_into_tensor(bad, x), "all_gather_into_tensor",
+           "world_size" if rank == 0 else "rank 0 refused")
+    outs = [torch.empty(3, 3, device=DEV) for _ in range(world)] if rank == 0 else None
+    expect(lambda: dist.gather(x, outs, dst=0), "gather", "must match the input" if rank == 0 else "rank 0 refused")
+    ins = [x] * (world + 1) if rank == 1 else None
+    expect(lambda: dist.scatter(torch.empty(2, 3, device=DEV), ins, src=1), "scatter",
+           "world_size" if rank == 1 else "rank 1 refused")
+    op = dist.ReduceOp.BAND if rank == 1 else dist.ReduceOp.SUM
+    expect(lambda: dist.all_reduce(torch.ones(3, device=DEV), op=op), "all_reduce",
+           "rank 1 refused" if rank == 0 else "BAND, BOR and BXOR need integer")
+    t = torch.ones(3, device=DEV)
+    dist.all_reduce(t)
+    close(t, torch.full((3,), float(world)))
+
+
+def case_detail_checks(rank, world):
+    """Under TORCH_DISTRIBUTED_DEBUG=DETAIL c10d wraps tpu_dist in its ProcessGroupWrapper, which compares every
+    collective's fingerprint (sequence number, op, shapes) across ranks first: matched collectives give CPU's
+    results; a mismatched op or shape raises the wrapper's error on every rank, and the group goes on."""
+    assert dist.get_debug_level() == dist.DebugLevel.DETAIL
+    wrapper = dist.group.WORLD._get_backend(torch.device(DEV))
+    assert type(wrapper).__name__ == "_ProcessGroupWrapper" and wrapper.wrapped_pg.name() == "tpu_dist", wrapper
+    seq = wrapper._get_sequence_number_for_group()
+    xs = [inp(r, 6, torch.float32) for r in range(world)]
+    t = xs[rank].to(DEV)
+    dist.all_reduce(t)
+    close(t, sum(xs))
+    out = torch.empty(world, 6, device=DEV)
+    dist.all_gather_into_tensor(out, xs[rank].to(DEV))
+    close(out, torch.stack(xs))
+    out = torch.empty(6 // world, device=DEV)
+    dist.reduce_scatter_tensor(out, xs[rank].to(DEV))
+    close(out, sum(xs).view(world, -1)[rank])
+    dist.barrier()
+    assert wrapper._get_sequence_number_for_group() == seq + 4
+    seqs = [None] * world
+    dist.all_gather_object(seqs, wrapper._get_sequence_number_for_group())
+    assert len(set(seqs)) == 1, seqs
+    for mismatch in (lambda: dist.all_reduce(torch.ones(3, device=DEV)) if rank == 0
+                     else dist.broadcast(torch.ones(3, device=DEV), src=0),
+                     lambda: dist.all_reduce(torch.ones(3 + rank, device=DEV))):
+        t0 = time.time()
+        try:
+            mismatch()
+        except RuntimeError as e:
+            assert "Detected mismatch between collectives on ranks" in str(e), str(e)
+        else:
+            raise AssertionError("a mismatched collective did not raise")
+        assert time.time() - t0 < 30
+    t = xs[rank].to(DEV)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    close(t, torch.stack(xs).amax(0))
+
+
 def case_random_sequence(rank, world):
     """60 collectives drawn from one seed on every rank: kind, reduce op, dtype, size (either side of the
     4 KiB that travels inside the signature exchange), layout (contiguous, a strided view, a slice of a

@@ -166,6 +166,32 @@ def run_group():
     a2a = torch.empty(5, device="tpu")
     dist.all_to_all_single(a2a, torch.arange(5.).to("tpu"))
     assert torch.equal(a2a.cpu(), torch.arange(5.))
+    # the other documented forms: a stacked output and input, PREMUL_SUM (scaled, then summed on the
+    # device), bitwise ops (the host path), a reduce_scatter list; and tpu_dist's own error for a wrong size
+    st = torch.empty(1, 2, 3, device="tpu")
+    dist.all_gather_into_tensor(st, torch.arange(6.).view(2, 3).to("tpu"))
+    assert torch.equal(st.cpu(), torch.arange(6.).view(1, 2, 3))
+    rs = torch.empty(2, 3, device="tpu")
+    src = torch.arange(6.).view(1, 2, 3).to("tpu")
+    dist.reduce_scatter_tensor(rs, src, op=dist.ReduceOp.MAX)
+    assert torch.equal(rs.cpu(), torch.arange(6.).view(2, 3)) and torch.equal(src.cpu(), torch.arange(6.).view(1, 2, 3))
+    p = torch.arange(4.).to("tpu")
+    dist.all_reduce(p, op=dist._make_nccl_premul_sum(2.0))
+    assert torch.equal(p.cpu(), torch.arange(4.) * 2)
+    dist.reduce(p, 0, op=dist._make_nccl_premul_sum(torch.tensor([0.25])))
+    assert torch.equal(p.cpu(), torch.arange(4.) / 2)
+    rsl = torch.empty(3, device="tpu")
+    dist.reduce_scatter(rsl, [torch.arange(3.).to("tpu")], op=dist._make_nccl_premul_sum(3.0))
+    assert torch.equal(rsl.cpu(), torch.arange(3.) * 3)
+    b = torch.tensor([5, 6]).to("tpu")
+    dist.all_reduce(b, op=dist.ReduceOp.BXOR)
+    assert torch.equal(b.cpu(), torch.tensor([5, 6]))
+    try:
+        dist.all_gather_into_tensor(torch.empty(7, device="tpu"), torch.ones(6).to("tpu"))
+    except RuntimeError as e:
+        assert "tpu_dist all_gather_into_tensor" in str(e) and "stacked [1, 6]" in str(e), str(e)
+    else:
+        raise AssertionError("a wrong output size did not raise")
     c = torch.tensor([1 + 2j, 3 - 1j]).to("tpu")  # complex: the host path
     dist.all_reduce(c)
     assert torch.equal(c.cpu(), torch.tensor([1 + 2j, 3 - 1j]))

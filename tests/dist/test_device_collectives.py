@@ -28,3 +28,8 @@ def test_in_process_devices_match_cpu():
 
 def test_c10d_ops_on_the_device_path():
     run("group")
+
+
+def test_c10d_ops_on_the_device_path_under_debug_detail():
+    """TORCH_DISTRIBUTED_DEBUG=DETAIL: c10d's ProcessGroupWrapper around tpu_dist (sequence numbers)."""
+    run("group", TORCH_DISTRIBUTED_DEBUG="DETAIL")

@@ -24,9 +24,9 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def launch(cases):
+def launch(cases, **env):
     port = _free_port()
-    env = dict(os.environ)
+    env = {**os.environ, **env}
     procs = [subprocess.Popen([sys.executable, CASES, str(r), str(WORLD), str(port), ",".join(cases)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
              for r in range(WORLD)]
@@ -60,8 +60,17 @@ def test_collectives():
             "random_sequence"])
 
 
+def test_every_documented_form():
+    launch(["output_forms", "reduce_ops"])
+
+
 def test_bad_input_raises_on_every_rank():
-    launch(["cpu_tensor_error", "mismatch_error"])
+    launch(["cpu_tensor_error", "mismatch_error", "form_errors"])
+
+
+def test_debug_detail_checks_collectives():
+    """TORCH_DISTRIBUTED_DEBUG=DETAIL wraps the backend (it needs our sequence numbers)."""
+    launch(["detail_checks"], TORCH_DISTRIBUTED_DEBUG="DETAIL")
 
 
 def test_device_path_refused_on_the_cpu_plugin():
