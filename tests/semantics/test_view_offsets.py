@@ -105,3 +105,28 @@ def test_gru_cell_loop_over_time_steps(mode):
         made = programs_made() - before
     assert made <= (0 if mode == "strict" else 4), made
     torch.testing.assert_close(dh.cpu(), h, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_compiled_loop_over_offsets(fn, fresh_dynamo):
+    """Under torch.compile(backend="tpu"): dynamo makes one graph whose offset is a
+    dynamic int (narrow, slices), or, as on CPU, a graph per offset where an int
+    index specializes (x[:, i]); either way the programs are O(1) and the results
+    CPU's, across the buckets' power-of-two boundaries (an offset is not a size)."""
+    torch.manual_seed(0)
+    base = torch.randn(2, STEPS + 8, 6)
+    cpu, dev = base.clone(), base.to("tpu")
+    cf = torch.compile(fn, backend="tpu")
+    with torch._dynamo.config.patch(recompile_limit=STEPS + 8, cache_size_limit=STEPS + 8):
+        for i in range(3):
+            fn(cpu, i)
+            cf(dev, i)
+        torch.tpu.synchronize()
+        before = programs_made()
+        for i in range(3, STEPS + 3):
+            want = fn(cpu, i)
+            got = cf(dev, i)
+            torch.testing.assert_close(got.cpu(), want, msg=lambda m: f"offset {i}: {m}")
+        made = programs_made() - before
+    torch.testing.assert_close(dev.cpu(), cpu)
+    assert made <= 4, f"{fn.__name__} compiled: {made} programs for {STEPS} offsets"
