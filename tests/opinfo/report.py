@@ -137,6 +137,33 @@ def summary_lines(report):
     return lines
 
 
+def cuda_dtypes_lines(report):
+    """The section on the dtypes CUDA accepts and CPU refuses (tests/opinfo/cuda_dtypes.py)."""
+    rows = report.get("cuda_dtypes")
+    if not rows:
+        return []
+    count = {}
+    for r in rows:
+        count[r["status"]] = count.get(r["status"], 0) + 1
+    dev = len(rows) - count.get("not-device", 0)
+    L = ["## Dtypes CUDA accepts and CPU refuses", "",
+         f"{len(rows)} (OpInfo, dtype, forward or backward) pairs where `supported_dtypes(\"cuda\")` (or the "
+         "backward's) has a dtype the CPU lacks, compared against the CPU computing in a wider dtype, rounded once "
+         f"(`tests/opinfo/cuda_dtypes.py`): **{count.get('pass', 0)} of {dev} compute like CUDA**; "
+         f"{count.get('not-device', 0)} are CUDA kernels' entry points or sparse layouts (not swept).", "",
+         "| status | pairs |", "|---|---|"]
+    L += [f"| {k} | {v} |" for k, v in sorted(count.items())]
+    why = {}
+    for r in rows:
+        if r["status"] not in ("pass", "not-device"):
+            why.setdefault(r["why"].split(";")[0][:160], []).append(f"{r['op']} {r['dtype']} {r['variant']}")
+    if why:
+        L += ["", "Not yet, by reason:", ""]
+        for w, ks in sorted(why.items(), key=lambda kv: -len(kv[1])):
+            L.append(f"- {w} ({len(ks)}): " + ", ".join(f"`{k}`" for k in ks[:6]) + (" ..." if len(ks) > 6 else ""))
+    return L + [""]
+
+
 def markdown(report):
     m = report["meta"]
     s = summary(report)
@@ -199,6 +226,7 @@ def markdown(report):
           f"uninitialized outputs). {n_only_other} OpInfos have no dtype in the swept set; "
           f"{n_complex} OpInfos support complex dtypes on CPU.", ""]
 
+    L += cuda_dtypes_lines(report)
     mism = mismatches(report)
     L += ["## Mismatches (wrong answers)", "",
           "Listed first because they are the worst failures: the op runs and returns a "

@@ -225,14 +225,9 @@ def sweep(op_names, jobs, hang_s, out_path, write_docs, dtypes=None):
         },
         "ops": {k: info for k, _, info in items},
         "results": results,
+        "cuda_dtypes": cuda_dtypes_rows() if write_docs else None,
     }
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w") as f:  # one line per case: small diffs between sweeps
-        f.write('{"meta": ' + json.dumps(report["meta"], indent=1) + ',\n"ops": {\n')
-        f.write(",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in report["ops"].items()))
-        f.write('},\n"results": [\n')
-        f.write(",\n".join(json.dumps(r) for r in report["results"]))
-        f.write("\n]}\n")
+    _write_report(report, out_path)
     print(f"wrote {os.path.relpath(out_path, ROOT)} ({len(results)} cases, {duration:.0f} s)")
     from . import report as rep
     if write_docs:
@@ -241,6 +236,28 @@ def sweep(op_names, jobs, hang_s, out_path, write_docs, dtypes=None):
         with open(os.path.splitext(out_path)[0] + ".md", "w") as f:
             f.write(rep.markdown(report))
         print("\n".join(rep.summary_lines(report)))
+
+
+def _write_report(report, out_path):
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "w") as f:  # one line per case: small diffs between sweeps
+        f.write('{"meta": ' + json.dumps(report["meta"], indent=1) + ',\n"ops": {\n')
+        f.write(",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in report["ops"].items()))
+        f.write('},\n"results": [\n')
+        f.write(",\n".join(json.dumps(r) for r in report["results"]))
+        f.write("\n]")
+        if report.get("cuda_dtypes") is not None:
+            f.write(',\n"cuda_dtypes": [\n' + ",\n".join(json.dumps(r) for r in report["cuda_dtypes"]) + "\n]")
+        f.write("}\n")
+
+
+def cuda_dtypes_rows():
+    """The dtypes CUDA accepts and CPU refuses (cuda_dtypes.py), one row per (op, dtype, variant)."""
+    from . import cuda_dtypes
+    with open(os.devnull, "w") as quiet:
+        rows = cuda_dtypes.sweep(out=quiet)
+    return [{"op": k, "dtype": str(d).replace("torch.", ""), "variant": v, "status": st, "why": why}
+            for k, d, v, st, why in rows]
 
 
 def _git_head():
@@ -268,6 +285,9 @@ def main(argv=None):
     ap.add_argument("--compiled", action="store_true",
                     help="each OpInfo's float32 forward and backward under torch.compile(backend='tpu') "
                     "against CPU eager (report to --out; the docs are not rewritten)")
+    ap.add_argument("--cuda-dtypes", action="store_true",
+                    help="with --report-only: rerun the sweep of the dtypes CUDA accepts and CPU refuses "
+                    "(cuda_dtypes.py) into the report first")
     ap.add_argument("--worker", nargs=2, metavar=("TASKS", "RESULTS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
@@ -276,7 +296,11 @@ def main(argv=None):
     if a.report_only:
         from . import report as rep
         with open(a.out or REPORT) as f:
-            rep.write_all(json.load(f))
+            report = json.load(f)
+        if a.cuda_dtypes:  # rerun that sweep alone (a minute) into the report
+            report["cuda_dtypes"] = cuda_dtypes_rows()
+            _write_report(report, a.out or REPORT)
+        rep.write_all(report)
         return 0
     if not a.full and not a.ops:
         ap.error("give --full, --ops or --report-only")
