@@ -187,7 +187,8 @@ static float gv(int i) { return (float)((i * 7) % 11 - 5); }
 
 static void check_grouped(const char* what, int ra, const int64_t* da, int rb, const int64_t* db,
                           const int32_t* offs, int G, int ro, const int64_t* dout) {
-  float a[256], b[256], want[256] = {0};
+  static float a[2048], b[2048], want[2048];
+  memset(want, 0, sizeof(want));
   int64_t na = 1, nb = 1, no = 1;
   for (int i = 0; i < ra; i++) na *= da[i];
   for (int i = 0; i < rb; i++) nb *= db[i];
@@ -248,6 +249,12 @@ static void test_grouped_mm(void) {
   check_grouped("3d x 2d", 3, (int64_t[]){3, 2, 3}, 2, (int64_t[]){3, 7}, offs, 3, 2, (int64_t[]){2, 7});
   check_grouped("2d x 2d", 2, (int64_t[]){2, 7}, 2, (int64_t[]){7, 3}, offs, 3, 3, (int64_t[]){3, 2, 3});
   check_grouped("2d x 2d, decreasing", 2, (int64_t[]){2, 7}, 2, (int64_t[]){7, 3}, down, 3, 3,
+                (int64_t[]){3, 2, 3});
+  /* more rows (K) than a tile (128): groups of several tiles, the last tile moved back to fit */
+  const int32_t long_offs[3] = {130, 130, 290};
+  check_grouped("2d x 3d, tiles", 2, (int64_t[]){300, 3}, 3, (int64_t[]){3, 3, 4}, long_offs, 3, 2,
+                (int64_t[]){300, 4});
+  check_grouped("2d x 2d, tiles", 2, (int64_t[]){2, 300}, 2, (int64_t[]){300, 3}, long_offs, 3, 3,
                 (int64_t[]){3, 2, 3});
   check_grouped("3d x 3d", 3, (int64_t[]){2, 2, 3}, 3, (int64_t[]){2, 3, 4}, NULL, 0, 3, (int64_t[]){2, 2, 4});
 }

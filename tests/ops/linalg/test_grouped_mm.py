@@ -184,3 +184,26 @@ def test_new_offsets_compile_no_program(mode):
             got = gmm(a, b, o.to(dev)).cpu()
             torch.testing.assert_close(got, covered(gmm(a.cpu(), b.cpu(), o), a.cpu(), b.cpu(), o))
         assert programs_made() == before
+
+
+@pytest.mark.parametrize("form", ["2d3d", "2d2d"])
+def test_groups_of_several_tiles(form):
+    # more rows (K) than the lowering's tile (128): groups span tiles, the last tile of the
+    # dim is moved back to fit; sums of up to 160 products, blocked unlike CPU's
+    tol = {"rtol": 1e-5, "atol": 1e-4}
+    FORMS_BIG = {"2d3d": ((300, 16), (3, 16, 8)), "2d2d": ((8, 300), (300, 16))}
+    sa, sb = FORMS_BIG[form]
+    a, b = make(sa), make(sb, seed=1)
+    offs = torch.tensor([130, 130, 290], dtype=I32)
+    w = make(gmm(a, b, offs).shape, seed=7)
+    want = run_fwd_bwd(gmm, a, b, offs, w)
+    got = run_fwd_bwd(gmm, a.to(dev), b.to(dev), offs.to(dev), w.to(dev))
+    torch.testing.assert_close(got[0].detach().cpu(), covered(want[0], a, b, offs), **tol)
+    ga, gb = want[1].clone(), want[2].clone()
+    if form == "2d3d":
+        ga[290:] = 0
+    else:
+        ga[:, 290:] = 0
+        gb[290:] = 0
+    torch.testing.assert_close(got[1].cpu(), ga, **tol)
+    torch.testing.assert_close(got[2].cpu(), gb, **tol)

@@ -16,16 +16,20 @@
  * leaves them unwritten (CPU: whatever the allocation held). 2-D x 2-D: the
  * groups are independent sums, so overlapping groups each take their part.
  *
- * The offsets stay runtime values (one program per shape, no host read):
- * each row's group comes from comparisons with the offsets, and the product
- * is masked. What it costs: 2-D x 3-D and 3-D x 2-D compute the product of
- * every row with every group's matrix (G times the flops of the useful
- * product; an (M, G, N) f32 intermediate) and keep one group's by a select;
- * 2-D x 2-D contracts all of K for each group (G times the flops) over
- * masked copies of a and b ((G, M, K) and (G, K, N)). Selects, not
- * multiplications by 0/1, so that an inf or NaN in another group's values
- * never reaches a result. f16/bf16 multiply in f32 and round once, as the
- * matmul family. */
+ * The offsets stay runtime values (one program per shape, no host read).
+ * What each form costs:
+ * - 2-D x 3-D (MoE's forward, and its input gradient) and 2-D x 2-D (the
+ *   weight gradient) loop over the groups and, in each, over the group's
+ *   rows (K) in tiles of TILE (stablehlo.while with a runtime trip count):
+ *   at most (M + G * TILE) K N multiply-adds, against M K N for the useful
+ *   product, and no intermediate larger than a tile's product;
+ * - 3-D x 2-D (only the gradient of 2-D x 2-D) is masked: each column's
+ *   group from comparisons with the offsets, the product with every group
+ *   ((G, M, N), G times the useful flops) and a select of the column's.
+ * Selects, not multiplications by 0/1, so that an inf or NaN in another
+ * group's values never reaches a result. f16/bf16 multiply in f32 and round
+ * once, as the matmul family. */
+#include "../lower_loop.h"
 #include "../lower_tensor_util.h"
 #include "../tt_lower_tables.h"
 
@@ -73,6 +77,146 @@ static tt_val_t keep_picked(tt_shlo_fn_t* f, tt_val_t p, tt_val_t pick, const in
   return tt_lt_sum(f, tt_l_select(f, m, p, tt_shlo_const(f, &t, 0.0)), 1u << gd);
 }
 
+
+/* ---- 2-D x 3-D by row tiles --------------------------------------------------
+ * A loop over the groups, and in each over the group's rows in tiles of
+ * TILE rows: a tile is a dynamic_slice of a (at its start, moved back to fit
+ * inside a near the end), its product with b[g], and the rows of the tile
+ * that belong to the group replace out's there (select, dynamic_update_slice).
+ * sum_g ceil(rows_g / TILE) tiles: at most (M + G * TILE) K N multiply-adds,
+ * against G M K N for the masked form. Groups in order: a later group
+ * overwrites the rows of an earlier one, as PyTorch's fallback. */
+#define TILE 128
+
+/* The sizes of a tiled loop: a (M, K), b's matrices (K, N), G groups, tiles of T. */
+typedef struct rows_loop {
+  int64_t M, K, N, G, T;
+  tt_dtype_t dt;
+} rows_loop_t;
+
+static tt_val_t i64(tt_shlo_fn_t* f, int64_t v) { return tt_lt_const0(f, TT_I64, (double)v); }
+static tt_val_t bin(tt_shlo_fn_t* f, const char* op, tt_val_t x, tt_val_t y) { return tt_l_binary(f, op, x, y); }
+
+static tt_val_t dyn_slice(tt_shlo_fn_t* f, tt_val_t v, const tt_val_t* starts, const int64_t* sizes, int rank,
+                          tt_dtype_t dt) {
+  tt_val_t ops[4] = {v};
+  for (int i = 0; i < rank; i++) ops[i + 1] = starts[i];
+  tt_type_t t = tt_type_make(dt, rank, sizes);
+  tt_sbuf_t a;
+  tt_sbuf_init(&a);
+  tt_sbuf_append(&a, "slice_sizes = ");
+  tt_shlo_fmt_i64_array(&a, sizes, rank);
+  tt_val_t r = tt_shlo_op(f, "stablehlo.dynamic_slice", ops, rank + 1, &t, a.data);
+  tt_sbuf_free(&a);
+  return r;
+}
+
+static void group_range(tt_shlo_fn_t* f, tt_val_t ends, tt_val_t g, int64_t size, int64_t T, tt_val_t* s,
+                        tt_val_t* e, tt_val_t* n);
+
+/* vals: out (M, N), a (M, K), bg (K, N), s, e (the group's rows [s, e)) */
+static void tile_step(tt_shlo_fn_t* f, tt_val_t t, tt_val_t* vals, void* ud) {
+  const rows_loop_t* L = ud;
+  tt_val_t r0 = bin(f, "stablehlo.add", vals[3], bin(f, "stablehlo.multiply", t, i64(f, L->T)));
+  tt_val_t start = bin(f, "stablehlo.minimum", r0, i64(f, L->M - L->T));
+  tt_val_t zero = i64(f, 0);
+  tt_val_t at = dyn_slice(f, vals[1], (tt_val_t[]){start, zero}, (int64_t[]){L->T, L->K}, 2, L->dt);
+  tt_type_t pt = tt_type_make(L->dt, 2, (int64_t[]){L->T, L->N});
+  tt_val_t p = gdot(f, at, vals[2], 0, 1, 0, &pt);
+  int64_t d[2] = {L->T, L->N};
+  tt_val_t rows = bin(f, "stablehlo.add", tt_lt_iota(f, TT_I64, 2, d, 0), tt_lt_splat(f, start, 2, d));
+  tt_val_t keep = bin(f, "stablehlo.and", tt_l_compare(f, "GE", rows, tt_lt_splat(f, r0, 2, d)),
+                      tt_l_compare(f, "LT", rows, tt_lt_splat(f, vals[4], 2, d)));
+  tt_val_t old = dyn_slice(f, vals[0], (tt_val_t[]){start, zero}, d, 2, L->dt);
+  tt_val_t ops[4] = {vals[0], tt_l_select(f, keep, p, old), start, zero};
+  tt_type_t ot = tt_type_make(L->dt, 2, (int64_t[]){L->M, L->N});
+  vals[0] = tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 4, &ot, NULL);
+}
+
+/* vals: out (M, N), a (M, K), b (G, K, N), ends (G, i64) */
+static void group_step(tt_shlo_fn_t* f, tt_val_t g, tt_val_t* vals, void* ud) {
+  rows_loop_t* L = ud;
+  tt_val_t s, e, n, zero = i64(f, 0);
+  group_range(f, vals[3], g, L->M, L->T, &s, &e, &n);
+  tt_val_t bg = dyn_slice(f, vals[2], (tt_val_t[]){g, zero, zero}, (int64_t[]){1, L->K, L->N}, 3, L->dt);
+  tt_val_t inner[5] = {vals[0], vals[1], tt_l_reshape(f, bg, 2, (int64_t[]){L->K, L->N}), s, e};
+  tt_l_fori_dyn(f, n, inner, 5, tile_step, L);
+  vals[0] = inner[0];
+}
+
+static tt_val_t rows_by_tiles(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, tt_val_t offs, int64_t M, int64_t K,
+                              int64_t N, int64_t G, tt_dtype_t dt) {
+  rows_loop_t L = {M, K, N, G, M < TILE ? M : TILE, dt};
+  tt_type_t ot = tt_type_make(dt, 2, (int64_t[]){M, N});
+  tt_val_t vals[4] = {tt_shlo_const(f, &ot, 0.0), a, b, tt_l_convert(f, offs, TT_I64)};
+  tt_l_fori(f, G, vals, 4, group_step, &L);
+  return vals[0];
+}
+
+/* ---- 2-D x 2-D by K tiles ----------------------------------------------------
+ * The same loops over K: out[g] accumulates the products of tiles of a's
+ * columns and b's rows, those outside [s, e) of the tile set to 0 by selects
+ * (an inf or NaN there never reaches the sum). At most (K + G * TILE) M N
+ * multiply-adds. */
+
+/* vals: acc (M, N), a (M, K), b (K, N), s, e */
+static void k_tile_step(tt_shlo_fn_t* f, tt_val_t t, tt_val_t* vals, void* ud) {
+  const rows_loop_t* L = ud;
+  tt_val_t r0 = bin(f, "stablehlo.add", vals[3], bin(f, "stablehlo.multiply", t, i64(f, L->T)));
+  tt_val_t start = bin(f, "stablehlo.minimum", r0, i64(f, L->K - L->T));
+  tt_val_t zero = i64(f, 0);
+  int64_t da[2] = {L->M, L->T}, db[2] = {L->T, L->N};
+  tt_val_t at = dyn_slice(f, vals[1], (tt_val_t[]){zero, start}, da, 2, L->dt);
+  tt_val_t bt = dyn_slice(f, vals[2], (tt_val_t[]){start, zero}, db, 2, L->dt);
+  tt_val_t ka = bin(f, "stablehlo.add", tt_lt_iota(f, TT_I64, 2, da, 1), tt_lt_splat(f, start, 2, da));
+  tt_val_t kb = bin(f, "stablehlo.add", tt_lt_iota(f, TT_I64, 2, db, 0), tt_lt_splat(f, start, 2, db));
+  tt_val_t ina = bin(f, "stablehlo.and", tt_l_compare(f, "GE", ka, tt_lt_splat(f, r0, 2, da)),
+                     tt_l_compare(f, "LT", ka, tt_lt_splat(f, vals[4], 2, da)));
+  tt_val_t inb = bin(f, "stablehlo.and", tt_l_compare(f, "GE", kb, tt_lt_splat(f, r0, 2, db)),
+                     tt_l_compare(f, "LT", kb, tt_lt_splat(f, vals[4], 2, db)));
+  at = tt_l_select(f, ina, at, tt_l_full(f, L->dt, 2, da, 0.0));
+  bt = tt_l_select(f, inb, bt, tt_l_full(f, L->dt, 2, db, 0.0));
+  tt_type_t pt = tt_type_make(L->dt, 2, (int64_t[]){L->M, L->N});
+  vals[0] = bin(f, "stablehlo.add", vals[0], gdot(f, at, bt, 0, 1, 0, &pt));
+}
+
+/* The group's [s, e) of `size` from ends (G, i64), clamped, and its tile count. */
+static void group_range(tt_shlo_fn_t* f, tt_val_t ends, tt_val_t g, int64_t size, int64_t T, tt_val_t* s,
+                        tt_val_t* e, tt_val_t* n) {
+  tt_val_t zero = i64(f, 0), m = i64(f, size);
+  tt_val_t gm1 = bin(f, "stablehlo.maximum", bin(f, "stablehlo.subtract", g, i64(f, 1)), zero);
+  *e = tt_l_reshape(f, dyn_slice(f, ends, &g, (int64_t[]){1}, 1, TT_I64), 0, NULL);
+  *s = tt_l_reshape(f, dyn_slice(f, ends, &gm1, (int64_t[]){1}, 1, TT_I64), 0, NULL);
+  *s = tt_l_select(f, tt_l_compare(f, "EQ", g, zero), zero, *s);
+  *s = tt_shlo_op(f, "stablehlo.clamp", (tt_val_t[]){zero, *s, m}, 3, tt_shlo_type(f, zero), NULL);
+  *e = tt_shlo_op(f, "stablehlo.clamp", (tt_val_t[]){*s, *e, m}, 3, tt_shlo_type(f, zero), NULL);
+  *n = bin(f, "stablehlo.divide", bin(f, "stablehlo.add", bin(f, "stablehlo.subtract", *e, *s), i64(f, T - 1)),
+           i64(f, T));
+}
+
+/* vals: out (G, M, N), a (M, K), b (K, N), ends (G, i64) */
+static void k_group_step(tt_shlo_fn_t* f, tt_val_t g, tt_val_t* vals, void* ud) {
+  rows_loop_t* L = ud;
+  tt_val_t s, e, n, zero = i64(f, 0);
+  group_range(f, vals[3], g, L->K, L->T, &s, &e, &n);
+  tt_val_t inner[5] = {tt_l_full(f, L->dt, 2, (int64_t[]){L->M, L->N}, 0.0), vals[1], vals[2], s, e};
+  tt_l_fori_dyn(f, n, inner, 5, k_tile_step, L);
+  tt_val_t acc = tt_l_reshape(f, inner[0], 3, (int64_t[]){1, L->M, L->N});
+  tt_val_t ops[5] = {vals[0], acc, g, zero, zero};
+  tt_type_t ot = tt_type_make(L->dt, 3, (int64_t[]){L->G, L->M, L->N});
+  vals[0] = tt_shlo_op(f, "stablehlo.dynamic_update_slice", ops, 5, &ot, NULL);
+}
+
+static tt_val_t k_by_tiles(tt_shlo_fn_t* f, tt_val_t a, tt_val_t b, tt_val_t offs, int64_t M, int64_t K,
+                           int64_t N, int64_t G, tt_dtype_t dt) {
+  rows_loop_t L = {M, K, N, G, K < TILE ? K : TILE, dt};
+  tt_type_t ot = tt_type_make(dt, 3, (int64_t[]){G, M, N});
+  if (K == 0) return tt_shlo_const(f, &ot, 0.0);
+  tt_val_t vals[4] = {tt_shlo_const(f, &ot, 0.0), a, b, tt_l_convert(f, offs, TT_I64)};
+  tt_l_fori(f, G, vals, 4, k_group_step, &L);
+  return vals[0];
+}
+
 static tt_status_t lower_grouped_mm(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   const tt_type_t* ot = &c->out_types[0];
@@ -101,25 +245,14 @@ static tt_status_t lower_grouped_mm(tt_lctx_t* c) {
     tt_type_t zt = *ot;
     zt.dtype = cdt;
     r = tt_shlo_const(f, &zt, 0.0);
-  } else if (a2 && !b2) { /* rows of a by group: (M, G, N) products, one kept per row */
-    int64_t M = at->dims[0], N = bt->dims[2];
-    tt_type_t pt = tt_type_make(cdt, 3, (int64_t[]){M, G, N});
-    r = keep_picked(f, gdot(f, a, b, 0, 1, 1, &pt), last_group(f, o, M, G), (int64_t[]){0, 1}, 1);
+  } else if (a2 && !b2) { /* rows of a by group, in tiles */
+    r = rows_by_tiles(f, a, b, o, at->dims[0], at->dims[1], bt->dims[2], G, cdt);
   } else if (!a2 && b2) { /* columns of b by group: (G, M, N) products, one kept per column */
     int64_t M = at->dims[1], N = bt->dims[1];
     tt_type_t pt = tt_type_make(cdt, 3, (int64_t[]){G, M, N});
     r = keep_picked(f, gdot(f, a, b, 0, 2, 0, &pt), last_group(f, o, N, G), (int64_t[]){2, 0}, 0);
-  } else { /* K by group: masked copies of a and b, one product per group */
-    int64_t M = at->dims[0], K = at->dims[1], N = bt->dims[1];
-    tt_val_t in = in_group(f, o, K, G); /* (K, G) */
-    int64_t ad[3] = {G, M, K}, bd[3] = {G, K, N};
-    tt_type_t a3 = tt_type_make(cdt, 3, ad), b3 = tt_type_make(cdt, 3, bd);
-    tt_val_t am = tt_l_select(f, tt_lt_bcast_in_dim(f, in, 3, ad, (int64_t[]){2, 0}),
-                              tt_lt_bcast_in_dim(f, a, 3, ad, (int64_t[]){1, 2}), tt_shlo_const(f, &a3, 0.0));
-    tt_val_t bm = tt_l_select(f, tt_lt_bcast_in_dim(f, in, 3, bd, (int64_t[]){1, 0}),
-                              tt_lt_bcast_in_dim(f, b, 3, bd, (int64_t[]){1, 2}), tt_shlo_const(f, &b3, 0.0));
-    tt_type_t rt = tt_type_make(cdt, 3, (int64_t[]){G, M, N});
-    r = gdot(f, am, bm, 1, 2, 1, &rt);
+  } else { /* K by group, in tiles */
+    r = k_by_tiles(f, a, b, o, at->dims[0], at->dims[1], bt->dims[1], G, cdt);
   }
   return tt_l_set_out(c, 0, tt_l_convert(f, r, ot->dtype));
 }
