@@ -53,6 +53,10 @@ from . import _dynamo_interface  # noqa: E402
 
 _dynamo_interface.install()
 
+from . import _fake  # noqa: E402
+
+_fake.install()
+
 from . import distributed  # noqa: E402  (registers the tpu_dist process-group backend)
 
 tpu_device = api.tpu_device

@@ -11,6 +11,7 @@ void register_hooks();
 void register_lowered_kernels();
 void register_compile(py::module_& m);
 void register_dist(py::module_& m);
+void register_fake_meta(py::module_& m);
 }
 
 namespace {
@@ -139,6 +140,7 @@ PYBIND11_MODULE(_C, m) {
   register_lowered_kernels();
   register_compile(m);
   register_dist(m);
+  register_fake_meta(m);
   m.def("_set_search_path", &set_search_path);
   m.def("_device_count", &device_count_nothrow);
   m.def("_init_error", &init_error);

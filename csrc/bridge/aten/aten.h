@@ -26,6 +26,10 @@ namespace torch_tpu {
 // false when they do not know the op; they throw PyTorch's errors for bad input.
 bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
 bool meta_rule_missing(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);
+// The ops ("aten::_grouped_mm") whose `before` rule also replaces PyTorch's
+// Python meta kernel for tpu fake tensors (torch.compile's tracing, see
+// fake_meta.cpp): that kernel states another backend's limits.
+const std::vector<std::string>& meta_rules_for_fake();
 // Where PyTorch's meta kernels describe CUDA's outputs rather than CPU's, CPU's
 // (cpu_metadata.cpp): r, the meta kernel's result, is corrected in place.
 void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r);

@@ -265,6 +265,64 @@ bool scaled_mm_v2_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVa
   return done();
 }
 
+// _grouped_mm(self, mat2, offs?, bias?, out_dtype?) as CPU checks it
+// (GroupedMMUtils.h), in its order, and lays it out: the last dim's stride
+// padded to 16 bytes, as CPU and CUDA allocate it. CPU also asks for
+// 16-byte-aligned strides of the operands, and PyTorch's meta kernel for
+// bfloat16 operands (CUDA's kernel): tpu takes any strides and float32,
+// bfloat16 and float16 operands.
+bool grouped_mm_meta(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
+  if (schema.name() != "aten::_grouped_mm" || args.size() < 5) return false;
+  const at::Tensor &a = args[0].toTensor(), &b = args[1].toTensor();
+  auto float_matrix = [](at::ScalarType t) { return t == at::kBFloat16 || t == at::kFloat || t == at::kHalf; };
+  TORCH_CHECK(float_matrix(a.scalar_type()), "Expected mat_a to be Float32, BFloat16 or Float16 matrix, got ",
+              a.scalar_type());
+  TORCH_CHECK(float_matrix(b.scalar_type()), "Expected mat_b to be Float32, BFloat16 or Float16 matrix, got ",
+              b.scalar_type());
+  TORCH_CHECK(a.dim() == 2 || a.dim() == 3, "mat_a has to be 2 or 3d");
+  TORCH_CHECK(b.dim() == 2 || b.dim() == 3, "mat_b has to be 2 or 3d");
+  const bool a2 = a.dim() == 2, b2 = b.dim() == 2;
+  if (!a2 || !b2) TORCH_CHECK(a.size(-1) == b.size(-2), "contraction dimension of mat_a and mat_b must match");
+  const bool has_offs = args[2].isTensor() && args[2].toTensor().defined();
+  TORCH_CHECK(has_offs == (a2 || b2),
+              "Have to provide offsets if there is a 2d matrix, or no offset if both matrices are 3d");
+  if (has_offs) {
+    const at::Tensor& offs = args[2].toTensor();
+    TORCH_CHECK(offs.dim() == 1, "offs has to be 1D");
+    TORCH_CHECK(offs.scalar_type() == at::kInt, "Offsets have to be int32");
+  }
+  TORCH_CHECK(!(args[3].isTensor() && args[3].toTensor().defined()), "Bias not supported yet");
+  at::ScalarType dt = args[4].isNone() ? a.scalar_type() : static_cast<at::ScalarType>(args[4].toInt());
+  TORCH_CHECK(dt == a.scalar_type(), "Grouped gemm output dtype must match `mat_a` dtype");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected mat_a and mat_b to have the same dtype, but got: ",
+              a.scalar_type(), " != ", b.scalar_type());
+  std::vector<int64_t> sizes;
+  int64_t g = has_offs ? args[2].toTensor().size(0) : 0;
+  if (a2 && b2) {
+    sizes = {g, a.size(0), b.size(1)};
+  } else if (a2) {
+    TORCH_CHECK(g == b.size(0), "matrix batch sizes have to match");
+    sizes = {a.size(0), b.size(-1)};
+  } else if (b2) {
+    TORCH_CHECK(g == a.size(0), "matrix batch sizes have to match");
+    sizes = {a.size(1), b.size(1)};
+  } else {
+    TORCH_CHECK(a.size(0) == b.size(0), "batched dimension has to match");
+    sizes = {a.size(0), a.size(1), b.size(-1)};
+  }
+  const int64_t align = 16 / (int64_t)c10::elementSize(dt);
+  const int64_t padded = (sizes.back() + align - 1) / align * align;
+  TMeta tm{sizes, {}, dt, true};
+  tm.strides = sizes.size() == 2 ? std::vector<int64_t>{padded, 1} : std::vector<int64_t>{sizes[1] * padded, padded, 1};
+  emit(schema, args.size(), {tm}, r);
+  return true;
+}
+
+const std::vector<std::string>& meta_rules_for_fake() {
+  static const std::vector<std::string> ops{"aten::_grouped_mm"};
+  return ops;
+}
+
 bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, MetaResult& r) {
   // bool_tensor.pow_(True / False): CPU keeps bool; the Python meta kernel
   // promotes the bool exponent to int64 and refuses the in-place cast
@@ -337,6 +395,7 @@ bool meta_rule_before(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     return true;
   }
   if (scaled_mm_meta(schema, args, r) || scaled_mm_v2_meta(schema, args, r)) return true;
+  if (grouped_mm_meta(schema, args, r)) return true;
   return rnn_cell_meta(name, args, r);
 }
 

@@ -12,6 +12,7 @@
   X(binary)                  \
   X(foreach)                 \
   X(matmul)                  \
+  X(grouped_mm)              \
   X(reduce)                  \
   X(nn)                      \
   X(index)                   \

@@ -180,6 +180,85 @@ static void test_bool_rejected(void) {
   tt_status_free(st);
 }
 
+/* _grouped_mm's four forms against per-group products in C: groups [offs[g-1], offs[g]), an
+ * empty group, rows (columns) past the last offset 0, decreasing offsets (the later group
+ * wins where they overlap). Values: small integers, exact in f32. */
+static float gv(int i) { return (float)((i * 7) % 11 - 5); }
+
+static void check_grouped(const char* what, int ra, const int64_t* da, int rb, const int64_t* db,
+                          const int32_t* offs, int G, int ro, const int64_t* dout) {
+  static float a[2048], b[2048], want[2048];
+  memset(want, 0, sizeof(want));
+  int64_t na = 1, nb = 1, no = 1;
+  for (int i = 0; i < ra; i++) na *= da[i];
+  for (int i = 0; i < rb; i++) nb *= db[i];
+  for (int i = 0; i < ro; i++) no *= dout[i];
+  for (int i = 0; i < na; i++) a[i] = gv(i);
+  for (int i = 0; i < nb; i++) b[i] = gv(3 * i + 1);
+  if (ra == 3 && rb == 3) { /* bmm */
+    for (int64_t g = 0; g < da[0]; g++) ref_mm(a + g * da[1] * da[2], b + g * db[1] * db[2],
+                                             want + g * da[1] * db[2], da[1], da[2], db[2]);
+  }
+  for (int g = 0, s = 0; offs && g < G; s = offs[g], g++) {
+    int e = offs[g];
+    if (ra == 2 && rb == 3) { /* rows s..e of a (M, K) times b[g] (K, N) */
+      int K = da[1], N = db[2];
+      for (int r = s; r < e; r++)
+        for (int n = 0; n < N; n++) {
+          double acc = 0;
+          for (int k = 0; k < K; k++) acc += a[r * K + k] * b[(g * K + k) * N + n];
+          want[r * N + n] = (float)acc;
+        }
+    } else if (ra == 3 && rb == 2) { /* a[g] (M, K) times columns s..e of b (K, N) */
+      int M = da[1], K = da[2], N = db[1];
+      for (int m = 0; m < M; m++)
+        for (int n = s; n < e; n++) {
+          double acc = 0;
+          for (int k = 0; k < K; k++) acc += a[(g * M + m) * K + k] * b[k * N + n];
+          want[m * N + n] = (float)acc;
+        }
+    } else { /* out[g] = a[:, s:e] b[s:e, :] */
+      int M = da[0], K = da[1], N = db[1];
+      for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+          double acc = 0;
+          for (int k = s; k < e; k++) acc += a[m * K + k] * b[k * N + n];
+          want[(g * M + m) * N + n] = (float)acc;
+        }
+    }
+  }
+  int64_t gd[1] = {G};
+  th_arg_t args[] = {lc_tensor(tt_type_make(TT_F32, ra, da), a), lc_tensor(tt_type_make(TT_F32, rb, db), b),
+                     offs ? lc_tensor(tt_type_make(TT_I32, 1, gd), offs) : NONE(), NONE(), NONE()};
+  tt_type_t ot = tt_type_make(TT_F32, ro, dout);
+  lc_result_t r;
+  TT_CHECK(lc_run(lc_new, "aten::_grouped_mm", args, 5, &ot, 1, &r));
+  if (!lc_close_f32(r.out[0], want, no, 0, 0)) {
+    fprintf(stderr, "grouped_mm %s differs\n", what);
+    TT_CHECK(false);
+  }
+  lc_free(&r);
+}
+
+static void test_grouped_mm(void) {
+  if (!lc_new) return;
+  const int32_t offs[3] = {2, 2, 5}, down[3] = {4, 1, 6};
+  check_grouped("2d x 3d", 2, (int64_t[]){7, 3}, 3, (int64_t[]){3, 3, 4}, offs, 3, 2, (int64_t[]){7, 4});
+  check_grouped("2d x 3d, decreasing", 2, (int64_t[]){7, 3}, 3, (int64_t[]){3, 3, 4}, down, 3, 2,
+                (int64_t[]){7, 4});
+  check_grouped("3d x 2d", 3, (int64_t[]){3, 2, 3}, 2, (int64_t[]){3, 7}, offs, 3, 2, (int64_t[]){2, 7});
+  check_grouped("2d x 2d", 2, (int64_t[]){2, 7}, 2, (int64_t[]){7, 3}, offs, 3, 3, (int64_t[]){3, 2, 3});
+  check_grouped("2d x 2d, decreasing", 2, (int64_t[]){2, 7}, 2, (int64_t[]){7, 3}, down, 3, 3,
+                (int64_t[]){3, 2, 3});
+  /* more rows (K) than a tile (128): groups of several tiles, the last tile moved back to fit */
+  const int32_t long_offs[3] = {130, 130, 290};
+  check_grouped("2d x 3d, tiles", 2, (int64_t[]){300, 3}, 3, (int64_t[]){3, 3, 4}, long_offs, 3, 2,
+                (int64_t[]){300, 4});
+  check_grouped("2d x 2d, tiles", 2, (int64_t[]){2, 300}, 2, (int64_t[]){300, 3}, long_offs, 3, 3,
+                (int64_t[]){3, 2, 3});
+  check_grouped("3d x 3d", 3, (int64_t[]){2, 2, 3}, 3, (int64_t[]){2, 3, 4}, NULL, 0, 3, (int64_t[]){2, 2, 4});
+}
+
 int main(void) {
   lc_open();
   TT_RUN(test_mm);
@@ -189,6 +268,7 @@ int main(void) {
   TT_RUN(test_addmm);
   TT_RUN(test_mv_dot_addmv_addr);
   TT_RUN(test_bool_rejected);
+  TT_RUN(test_grouped_mm);
   lc_close();
   TT_REPORT();
 }
