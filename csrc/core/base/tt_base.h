@@ -105,8 +105,9 @@ tt_dtype_t tt_dtype_complex_of(tt_dtype_t dt);
  * at most 25 dims (their TensorInfo limit), so code that runs on CUDA runs
  * here; StableHLO and XLA have no bound of their own. The dims are inline
  * arrays, so types, views and graph nodes need no allocation: a type is 208
- * bytes, a view 432, a call argument 528, and an op copies a few of them
- * (tens of ns against the microseconds of its dispatch). Lowerings keep dim
+ * bytes, a view 432, a call argument 528 (72, 160, 256 at 8 dims), and an op
+ * copies a few of them: ~0.1 us more per op recorded in Fused Eager (~3% of
+ * a tiny op's dispatch), no difference measured in Strict. Lowerings keep dim
  * sets in uint32_t masks, and a few build a value of one more dim than their
  * input: TT_MAX_RANK + 1 must stay below 32. */
 #define TT_MAX_RANK 25
