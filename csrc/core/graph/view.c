@@ -8,9 +8,17 @@ int64_t tt_view_numel(const tt_view_t* v) {
   return n;
 }
 
+/* tt_layout_is_contiguous on the view's own dims: runs per op (is an output
+ * written whole?), where a copy of the layout's TT_MAX_RANK dims would cost
+ * more than the test. */
 bool tt_view_is_contiguous(const tt_view_t* v) {
-  tt_layout_t l = tt_view_layout(v);
-  return tt_layout_is_contiguous(&l);
+  int64_t expect = 1;
+  for (int i = v->rank - 1; i >= 0; i--) {
+    if (v->sizes[i] == 1) continue;
+    if (v->strides[i] != expect) return false;
+    expect *= v->sizes[i];
+  }
+  return true;
 }
 
 bool tt_view_covers(const tt_view_t* v, size_t nbytes) {

@@ -390,20 +390,20 @@ tt_val_t tt_lt_scatter(tt_shlo_fn_t* f, tt_val_t v, tt_val_t indices, tt_val_t u
   return out;
 }
 
-/* (index.shape..., rank) coordinates: index along dim, iota elsewhere. */
+/* (numel, rank) coordinates of the index's elements in row-major order:
+ * index along dim, iota elsewhere. Flat, so that the coordinates of an index
+ * of any rank (up to TT_MAX_RANK) take two dims. */
 static tt_val_t full_coords(tt_shlo_fn_t* f, int rank, int dim, tt_val_t index) {
   const tt_type_t* tp = tt_shlo_type(f, index);
   if (!tp) return TT_SHLO_INVALID;
   tt_type_t it = *tp;
-  int64_t cd[TT_MAX_RANK + 1];
-  for (int i = 0; i < it.rank; i++) cd[i] = it.dims[i];
-  cd[it.rank] = 1;
+  int64_t col[2] = {tt_type_numel(&it), 1};
   tt_val_t parts[TT_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     tt_val_t p = d == dim ? index : tt_lt_iota(f, TT_I64, it.rank, it.dims, d);
-    parts[d] = tt_l_reshape(f, p, it.rank + 1, cd);
+    parts[d] = tt_l_reshape(f, p, 2, col);
   }
-  return tt_lt_concat(f, parts, rank, it.rank);
+  return tt_lt_concat(f, parts, rank, 1);
 }
 
 tt_val_t tt_lt_gather_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t index) {
@@ -415,12 +415,14 @@ tt_val_t tt_lt_gather_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t index) 
   rt.dtype = vt->dtype;
   if (rank == 0) return tt_l_reshape(f, v, rt.rank, rt.dims);
   tt_val_t coords = full_coords(f, rank, dim, index);
-  int64_t all[TT_MAX_RANK], ones[TT_MAX_RANK];
+  int64_t all[TT_MAX_RANK], ones[TT_MAX_RANK], n = tt_type_numel(&rt);
   for (int i = 0; i < rank; i++) {
     all[i] = i;
     ones[i] = 1;
   }
-  return tt_lt_gather(f, v, coords, &rt, NULL, 0, all, rank, all, rank, rank, ones);
+  tt_type_t flat = tt_type_make(rt.dtype, 1, &n);
+  tt_val_t r = tt_lt_gather(f, v, coords, &flat, NULL, 0, all, rank, all, rank, 1, ones);
+  return tt_l_reshape(f, r, rt.rank, rt.dims);
 }
 
 tt_val_t tt_lt_scatter_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t index,
@@ -433,9 +435,12 @@ tt_val_t tt_lt_scatter_dim(tt_shlo_fn_t* f, tt_val_t v, int dim, tt_val_t index,
     return body_op ? tt_l_binary(f, body_op, v, u) : u;
   }
   tt_val_t coords = full_coords(f, rank, dim, index);
-  int64_t all[TT_MAX_RANK];
+  const tt_type_t* ut = tt_shlo_type(f, updates);
+  if (!ut) return TT_SHLO_INVALID;
+  int64_t all[TT_MAX_RANK], n = tt_type_numel(ut);
   for (int i = 0; i < rank; i++) all[i] = i;
-  return tt_lt_scatter(f, v, coords, updates, NULL, 0, all, rank, all, rank, rank, body_op);
+  tt_val_t flat = tt_l_reshape(f, updates, 1, &n);
+  return tt_lt_scatter(f, v, coords, flat, NULL, 0, all, rank, all, rank, 1, body_op);
 }
 
 /* ---- random bits --------------------------------------------------------------- */

@@ -19,6 +19,8 @@ tt_val_t tt_lt_scalar(tt_lctx_t* c, int i, tt_dtype_t dt);
 tt_val_t tt_lt_splat(tt_shlo_fn_t* f, tt_val_t v0d, int rank, const int64_t* dims);
 
 /* ---- dimension lists -------------------------------------------------------- */
+/* A dim set is a uint32_t mask; lowerings that add a dim still fit. */
+_Static_assert(TT_MAX_RANK + 1 < 32, "dim masks are uint32_t");
 /* Reduction mask (bit d = dim d reduced) from an INTS / INT / NONE argument.
  * NONE means all dims; an empty list means all dims when empty_is_all, else
  * none. Rank 0: dims 0 / -1 are accepted and the mask is 0. */

@@ -186,7 +186,7 @@ const tt_type_t* tt_shlo_type(tt_shlo_fn_t* f, tt_val_t v) {
 }
 
 static void put_type(tt_sbuf_t* b, const tt_type_t* t) {
-  char buf[256];
+  char buf[TT_TYPE_TEXT_MAX];
   tt_type_format(t, buf, sizeof(buf));
   tt_sbuf_append(b, buf);
 }

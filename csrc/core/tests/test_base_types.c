@@ -90,9 +90,11 @@ static void test_type_make(void) {
   tt_type_t e = tt_type_make(TT_BF16, 2, z);
   TT_CHECK(tt_type_numel(&e) == 0);
   /* a rank beyond TT_MAX_RANK is kept; only TT_MAX_RANK dims are read */
-  const int64_t big[TT_MAX_RANK + 1] = {1, 2, 1, 2, 1, 2, 1, 2, 7};
+  int64_t big[TT_MAX_RANK + 1], want = 1;
+  for (int i = 0; i < TT_MAX_RANK; i++) want *= big[i] = 1 + i % 2;
+  big[TT_MAX_RANK] = 7;
   tt_type_t b = tt_type_make(TT_F32, TT_MAX_RANK + 1, big);
-  TT_CHECK(b.rank == TT_MAX_RANK + 1 && tt_type_numel(&b) == 16);
+  TT_CHECK(b.rank == TT_MAX_RANK + 1 && tt_type_numel(&b) == want);
 }
 
 static void test_type_equal(void) {
@@ -120,9 +122,16 @@ static void test_type_format(void) {
   memset(buf, 'z', sizeof buf);
   TT_CHECK(tt_type_format(&t, buf, 8) == 15 && strcmp(buf, "tensor<") == 0 && buf[8] == 'z');
   /* a rank beyond TT_MAX_RANK prints no dims */
-  const int64_t big[TT_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t big[TT_MAX_RANK + 1];
+  for (int i = 0; i <= TT_MAX_RANK; i++) big[i] = 1;
   tt_type_t b = tt_type_make(TT_F32, TT_MAX_RANK + 1, big);
   TT_CHECK(tt_type_format(&b, buf, sizeof buf) > 0 && strcmp(buf, "tensor<?xf32>") == 0);
+  /* the longest type of TT_MAX_RANK dims fits TT_TYPE_TEXT_MAX */
+  for (int i = 0; i < TT_MAX_RANK; i++) big[i] = INT64_MIN;
+  tt_type_t w = tt_type_make(TT_C128, TT_MAX_RANK, big);
+  char wide[TT_TYPE_TEXT_MAX];
+  int n = tt_type_format(&w, wide, sizeof wide);
+  TT_CHECK(n > 21 * TT_MAX_RANK && n < (int)sizeof wide && strcmp(wide + n - 14, "xcomplex<f64>>") == 0);
 }
 
 /* ---- string buffers ------------------------------------------------------------------- */

@@ -71,8 +71,9 @@ static bool overlaps(const tt_view_t* v, int64_t numel) {
   return false;
 }
 
-/* A random view of the storage's bytes; for_write: its elements do not
- * overlap. */
+/* A random view of the storage's bytes, at most RANDOM_MOVING_DIMS of its
+ * dims of size other than 1; for_write: its elements do not overlap. */
+#define RANDOM_MOVING_DIMS 8
 static tt_view_t random_view(int rank, bool for_write) {
   for (;;) {
     tt_view_t v;
@@ -90,6 +91,7 @@ static tt_view_t random_view(int rank, bool for_write) {
       order[d] = order[j];
       order[j] = t;
     }
+    for (int j = RANDOM_MOVING_DIMS; j < rank; j++) v.sizes[order[j]] = 1; /* the span fits */
     int64_t acc = 1;
     for (int j = rank - 1; j >= 0; j--) {
       int d = order[j];

@@ -15,8 +15,10 @@ static uint32_t rnd(uint32_t n) { /* xorshift64*, [0, n) */
   return (uint32_t)((g_seed * 0x2545f4914f6cdd1dull) >> 33) % n;
 }
 
-/* A random view of `rank` dims fitting N_ELEMS elements; allow_zero: may
- * broadcast (stride 0) dims. */
+/* A random view of `rank` dims fitting N_ELEMS elements, at most
+ * FUZZ_MOVING_DIMS of them of size > 1; allow_zero: may broadcast (stride 0)
+ * dims. */
+#define FUZZ_MOVING_DIMS 8
 static tt_view_t random_view(tt_storage_t* s, int rank, bool allow_zero) {
   for (;;) {
     int64_t sizes[TT_MAX_RANK], strides[TT_MAX_RANK];
@@ -30,6 +32,7 @@ static tt_view_t random_view(tt_storage_t* s, int rank, bool allow_zero) {
       order[d] = order[j];
       order[j] = t;
     }
+    for (int j = FUZZ_MOVING_DIMS; j < rank; j++) sizes[order[j]] = 1; /* the span fits */
     int64_t acc = 1;
     for (int j = rank - 1; j >= 0; j--) {
       int d = order[j];

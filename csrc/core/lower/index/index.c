@@ -213,6 +213,10 @@ typedef struct adv {
   tt_type_t res;              /* result shape (self's dtype) */
   int64_t off[TT_MAX_RANK];   /* positions in res of the non-indexed dims */
   int noff;
+  /* res with its broadcast index dims (adjacent in res) flattened into one, so
+   * that the coordinates take two dims whatever the index's rank: */
+  tt_type_t flat;
+  int64_t foff[TT_MAX_RANK];  /* positions in flat of the non-indexed dims */
 } adv_t;
 
 /* Coordinates (each of shape [k]) of the true elements of a mask, in
@@ -307,18 +311,25 @@ static tt_status_t adv_plan(tt_lctx_t* c, const tt_larg_t* l, int64_t mask_k, ad
       if (a->dims[i] == d) indexed = true;
     if (!indexed) a->res.dims[a->off[q++]] = st.dims[d];
   }
+  int64_t n = 1;
+  for (int j = 0; j < a->brank; j++) n *= a->b[j];
+  a->flat = a->res;
+  a->flat.rank = a->res.rank - a->brank + 1;
+  for (int d = 0; d < a->flat.rank; d++)
+    a->flat.dims[d] = d < lead ? a->res.dims[d] : d == lead ? n : a->res.dims[d + a->brank - 1];
+  for (int i = 0; i < a->noff; i++) a->foff[i] = a->off[i] < lead ? a->off[i] : a->off[i] - a->brank + 1;
   return NULL;
 }
 
-/* (B..., nd) coordinates of the indexed dims. */
+/* (numel of the broadcast index, nd) coordinates of the indexed dims. */
 static tt_val_t adv_coords(tt_shlo_fn_t* f, const adv_t* a) {
-  int64_t cd[TT_MAX_RANK + 1];
-  for (int j = 0; j < a->brank; j++) cd[j] = a->b[j];
-  cd[a->brank] = 1;
+  int64_t n = 1;
+  for (int j = 0; j < a->brank; j++) n *= a->b[j];
+  int64_t col[2] = {n, 1};
   tt_val_t parts[TT_MAX_RANK];
   for (int i = 0; i < a->nd; i++)
-    parts[i] = tt_l_reshape(f, tt_l_broadcast(f, a->idx[i], a->brank, a->b), a->brank + 1, cd);
-  return tt_lt_concat(f, parts, a->nd, a->brank);
+    parts[i] = tt_l_reshape(f, tt_l_broadcast(f, a->idx[i], a->brank, a->b), 2, col);
+  return tt_lt_concat(f, parts, a->nd, 1);
 }
 
 /* The number of true elements of a lone boolean index, from a result shape
@@ -361,9 +372,9 @@ static tt_status_t lower_index(tt_lctx_t* c) {
   int64_t sizes[TT_MAX_RANK];
   for (int d = 0; d < st.rank; d++) sizes[d] = st.dims[d];
   for (int i = 0; i < a.nd; i++) sizes[a.dims[i]] = 1;
-  tt_val_t r = tt_lt_gather(f, c->args[0].val, adv_coords(f, &a), &a.res, a.off, a.noff, a.dims,
-                            a.nd, a.dims, a.nd, a.brank, sizes);
-  return tt_l_set_out(c, 0, r);
+  tt_val_t r = tt_lt_gather(f, c->args[0].val, adv_coords(f, &a), &a.flat, a.foff, a.noff, a.dims,
+                            a.nd, a.dims, a.nd, 1, sizes);
+  return tt_l_set_out(c, 0, tt_l_reshape(f, r, a.res.rank, a.res.dims));
 }
 
 /* index_put(self, indices, values, accumulate) and _index_put_impl_ */
@@ -408,9 +419,9 @@ static tt_status_t lower_index_put(tt_lctx_t* c) {
     return tt_l_set_out(c, 0, acc ? tt_l_binary(f, body, self, v) : v);
   }
   if (tt_type_numel(&a.res) == 0) return tt_l_set_out(c, 0, self);
-  tt_val_t upd = tt_l_broadcast(f, vals, a.res.rank, a.res.dims);
-  tt_val_t r = tt_lt_scatter(f, self, adv_coords(f, &a), upd, a.off, a.noff, a.dims, a.nd, a.dims,
-                             a.nd, a.brank, body);
+  tt_val_t upd = tt_l_reshape(f, tt_l_broadcast(f, vals, a.res.rank, a.res.dims), a.flat.rank, a.flat.dims);
+  tt_val_t r = tt_lt_scatter(f, self, adv_coords(f, &a), upd, a.foff, a.noff, a.dims, a.nd, a.dims,
+                             a.nd, 1, body);
   return tt_l_set_out(c, 0, r);
 }
 

@@ -12,8 +12,8 @@ tt_type_t tt__sh_type(tt_shlo_fn_t* f, tt_val_t v) {
 tt_val_t tt__sh_batched(tt_shlo_fn_t* f, tt_val_t v, int rank) {
   const tt_type_t* t = tt_shlo_type(f, v);
   if (!t || t->rank == rank) return v;
-  int64_t d[TT_MAX_RANK] = {1};
-  for (int k = 0; k < t->rank; k++) d[k + 1] = t->dims[k];
+  int64_t d[TT_MAX_RANK + 1] = {1};
+  for (int k = 0; k < t->rank && k < TT_MAX_RANK; k++) d[k + 1] = t->dims[k];
   return tt_l_reshape(f, v, t->rank + 1, d);
 }
 
