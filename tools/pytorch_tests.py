@@ -26,6 +26,8 @@ Options:
   --out DIR             results: <file>.<device>.jsonl, logs, summary.md
                         (default build/pytorch-tests)
   --quiet-failures      print counts only
+  --package-root DIR    where torch_tpu is imported from (default: this checkout), e.g. a
+                        copy of an older build to compare against
 """
 import argparse
 import collections
@@ -77,7 +79,7 @@ class FileRun:
         env["PTT_TIMEOUT"] = str(self.args.timeout)
         env["PTT_IMPORT_TPU"] = "1"
         env.setdefault("PYTORCH_PRINT_REPRO_ON_FAILURE", "0")
-        paths = [TOOLS, ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        paths = [TOOLS, self.args.package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
         return env
@@ -127,7 +129,9 @@ class FileRun:
                 self.children += 1
                 log.write(f"\n===== child {self.children}: {' '.join(self._cmd())}\n")
                 log.flush()
-                proc = subprocess.Popen(self._cmd(), env=self._env(), stdout=log,
+                # cwd: the tests' folder, so that `python -m pytest` (which puts the cwd first on
+                # sys.path) imports torch_tpu from --package-root, not from a checkout it runs in
+                proc = subprocess.Popen(self._cmd(), env=self._env(), stdout=log, cwd=os.path.dirname(self.path),
                                         stderr=subprocess.STDOUT, start_new_session=True)
                 state = {"current": None, "t0": None, "progress": 0, "collected": None,
                          "finished": False}
@@ -196,6 +200,7 @@ def main(argv=None):
     ap.add_argument("--tests-dir", default="/tmp/pyt-tests/test")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "pytorch-tests"))
     ap.add_argument("--quiet-failures", action="store_true")
+    ap.add_argument("--package-root", default=ROOT)
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

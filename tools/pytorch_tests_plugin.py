@@ -59,9 +59,14 @@ def _reason(report):
     lr = report.longrepr
     if lr is None:
         return ""
+    if "TestTimeLimit" in str(lr):  # also where an assertion helper wrapped it in its own error
+        return f"ran past the {_TIMEOUT:g} s time limit"
     if isinstance(lr, tuple) and len(lr) == 3:  # skip: (path, line, reason)
         return _one_line(lr[2])
     crash = getattr(lr, "reprcrash", None)
+    chain = getattr(lr, "chain", None)
+    if chain and len(chain) > 1 and chain[0][1] is not None:
+        crash = chain[0][1]  # the root cause: assertEqual re-raises its errors as "Comparing ..."
     if crash is not None and getattr(crash, "message", None):
         return _one_line(crash.message)
     return _one_line(str(lr))
