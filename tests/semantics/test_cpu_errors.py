@@ -68,3 +68,13 @@ def test_host_op_out_on_another_device():
     out = torch.empty(0, dtype=torch.long, device=DEV)
     torch.nonzero(t, out=out)
     assert torch.equal(out.cpu(), torch.nonzero(t.cpu()))
+
+
+def test_positions_into_an_empty_dim():
+    for d in ("cpu", DEV):
+        x = torch.empty(10, 0, device=d)
+        with pytest.raises(IndexError, match="index is out of bounds for dimension with size 0"):
+            x[:, [0, 1]]
+        assert x[[1, 2]].shape == (2, 0)
+        assert x[[], []].shape == (0,)
+        assert x[:, torch.empty(0, dtype=torch.long, device=d)].shape == (10, 0)
