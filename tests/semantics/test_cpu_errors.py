@@ -36,6 +36,8 @@ CASES = {
     "add_inplace_int_by_float": lambda d: torch.ones(4, dtype=torch.int32, device=d).add_(1.5),
     "add_inplace_int_by_float_tensor": lambda d: torch.ones(4, dtype=torch.int32, device=d).add_(
         torch.ones(4, device=d)),
+    "add_inplace_bool_by_uint8": lambda d: torch.ones(3, dtype=torch.bool, device=d).add_(
+        torch.ones(3, dtype=torch.uint8, device=d)),
     "cat_out_float_to_int": lambda d: torch.cat([torch.ones(2, device=d), torch.ones(2, device=d)],
                                                 out=torch.empty(4, dtype=torch.uint8, device=d)),
     "cat_out_complex_to_float": lambda d: torch.cat([torch.ones(2, dtype=torch.cfloat, device=d)],

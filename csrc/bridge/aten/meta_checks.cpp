@@ -286,8 +286,10 @@ void cpu_cast_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue
   // PyTorch's Python references (_safe_copy_out):
   // "Attempting to cast from torch.float32 to out tensor with dtype torch.int64, but ..."
   const std::string m = what, from = "Attempting to cast from torch.", to = " to out tensor with dtype torch.";
-  if (m.find("Promotion of int.add/sub_(float) in in-place ops") != std::string::npos && args.size() >= 2 &&
-      args[0].isTensor()) {  // add_ / sub_ of an integer self by a float
+  // add_ / sub_ of an integer self by a float, of a bool self by a number: "Promotion of
+  // int.add/sub_(float) in in-place ops are not possible due to element size change."
+  if (m.find(" in in-place ops are not possible due to element size change") != std::string::npos &&
+      args.size() >= 2 && args[0].isTensor()) {
     const at::Tensor& self = args[0].toTensor();
     at::ScalarType res = args[1].isTensor()   ? at::result_type(self, args[1].toTensor())
                          : args[1].isScalar() ? at::result_type(self, args[1].toScalar())
