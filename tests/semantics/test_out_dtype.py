@@ -40,7 +40,7 @@ def _same(cpu, tpu):
 
 
 UNARY = [torch.neg, torch.negative, torch.floor, torch.ceil, torch.round, torch.bitwise_not, torch.sin,
-         torch.sqrt, torch.abs, torch.relu, torch.isnan, torch.isinf, torch.nn.functional.hardswish,
+         torch.sqrt, torch.relu, torch.isnan, torch.isinf, torch.nn.functional.hardswish,
          torch.nn.functional.hardsigmoid, torch.nn.functional.mish, torch.conj_physical]
 PAIRS = [(torch.float32, torch.float64), (torch.int64, torch.float32), (torch.float32, torch.complex64),
          (torch.float32, torch.bool), (torch.int64, torch.int64), (torch.float32, torch.float32)]
@@ -123,3 +123,11 @@ def test_uint8_mask_warns_as_cpu():
         "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."]
     res = v.to(DEV)[m.to(DEV)]
     assert torch.equal(res.cpu(), v[m.bool()])
+
+
+def test_abs_of_complex_into_its_real_dtype():
+    z = torch.tensor([3 + 4j, -1j], dtype=torch.complex64)
+    for d in ("cpu", DEV):
+        out = torch.empty(0, dtype=torch.float32, device=d)
+        torch.abs(z.to(d), out=out)
+        assert out.dtype == torch.float32 and out.cpu().tolist() == [5.0, 1.0]

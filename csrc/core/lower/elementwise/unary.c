@@ -358,7 +358,7 @@ const tt_lower_fact_t tt_lower_unary_facts[] = {
     TT_FACT_SCALARS("aten::leaky_relu_", 0, "negative_slope:opmath"),
     /* the dtype CPU's out= kernel demands (TT_LF_OUT_SAME_DTYPE, TT_LF_OUT_RESULT_DTYPE) */
 #define OUT_SAME(n) TT_FACT("aten::" n, TT_LF_OUT_SAME_DTYPE),
-    OUT_SAME("abs") OUT_SAME("floor") OUT_SAME("ceil") OUT_SAME("round") OUT_SAME("trunc") OUT_SAME("frac")
+    OUT_SAME("floor") OUT_SAME("ceil") OUT_SAME("round") OUT_SAME("trunc") OUT_SAME("frac")
     OUT_SAME("sign") OUT_SAME("sgn") OUT_SAME("bitwise_not") OUT_SAME("gelu") OUT_SAME("silu") OUT_SAME("mish")
     OUT_SAME("softplus") OUT_SAME("elu") OUT_SAME("leaky_relu") OUT_SAME("hardtanh") OUT_SAME("hardsigmoid")
     OUT_SAME("hardswish") OUT_SAME("hardshrink") OUT_SAME("softshrink")
