@@ -35,6 +35,7 @@ struct OpInfo {
                                     // non-contiguous real A is passed as A^T (TT_LF_LU_OF_TRANSPOSE)
   bool scalar_class_key;            // the meta key holds Scalars' classes, not values (see below)
   std::vector<ScalarConversion> scalars;  // the Scalars CPU's kernel converts (overflow checks)
+  uint32_t out_dtype_rule;          // TT_LF_OUT_SAME_DTYPE / TT_LF_OUT_RESULT_DTYPE, or 0
 };
 
 const OpInfo& op_info(const c10::OperatorHandle& op) {
@@ -54,7 +55,8 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
   OpInfo info{name, entry, (facts & TT_LF_HOST_OP) != 0, (facts & TT_LF_STATS_OUTPUTS) != 0,
               (facts & TT_LF_HOST_SIZE) != 0, mask_indices, (facts & TT_LF_LU_OF_TRANSPOSE) != 0,
               scalar_class_key_op(op, on.name),
-              scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr)};
+              scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr),
+              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE)};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -258,6 +260,7 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
   g_meta_misses.fetch_add(1, std::memory_order_relaxed);
   MetaResult r;
   cpu_input_checks(op.schema(), args);  // shapes only: a passing signature stays valid
+  if (info.out_dtype_rule) cpu_out_dtype_checks(op, args, info.out_dtype_rule == TT_LF_OUT_SAME_DTYPE, run_meta);
   if (!meta_rule_before(op.schema(), args, r)) {
     try {
       r = run_meta_no_cuda_alerts(op, args);  // throws PyTorch's errors for bad input
@@ -273,6 +276,9 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
           if (ai && ai->isWrite()) r.mut[i] = tmetas(args[i]);
         }
       }
+    } catch (const std::exception& e) {
+      cpu_cast_error(op.schema(), args, e.what());  // CPU's message for an unsafe out= dtype
+      throw;
     }
   }
   cpu_inplace_checks(op, args, [](const c10::OperatorHandle& fop, c10::ArrayRef<c10::IValue> fargs) {
@@ -467,6 +473,18 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const O
     if (warned.insert(info.name).second)
       TORCH_WARN(info.name, " is not supported on the tpu device yet; running it on the CPU "
                             "(copies its tensors to the host and back).");
+  }
+  // cpu_fallback copies the tensors to the host and writes the results back into the out=
+  // arguments: a host one would be written through the wrong device (CUDA refuses it too)
+  const auto& sargs = op.schema().arguments();
+  const size_t base = stack->size() - sargs.size();
+  for (size_t i = 0; i < sargs.size(); i++) {
+    if (!sargs[i].is_out()) continue;
+    std::vector<at::Tensor> ts;
+    flatten_tensors((*stack)[base + i], ts);
+    for (const at::Tensor& t : ts)
+      TORCH_CHECK(!t.defined() || is_tpu(t), "expected self and out to be on the same device, but got out on ",
+                  t.device(), " and self on tpu");
   }
   at::native::cpu_fallback(op, stack);
 }

@@ -56,6 +56,17 @@ void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
 // op's functional overload, e.g. aten::mul.Tensor for aten::mul_.Tensor).
 using MetaRunner = MetaResult (*)(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
 void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional);
+// The dtype CPU's out= kernel of the op demands of its out= argument, where the
+// meta kernel accepts any (the op's TT_LF_OUT_SAME_DTYPE / _RESULT_DTYPE fact):
+// `same_as_input`: the first tensor input's, else the result dtype of the
+// functional overload, whose meta kernel `functional` runs.
+// A meta kernel's refusal of an out= of an unsafe dtype ("Attempting to cast
+// from torch.float32 to out tensor with dtype torch.int64, ...") rethrown as
+// CPU's ("result type Float can't be cast to the desired output type Long");
+// returns if `what` is another error.
+void cpu_cast_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, const char* what);
+void cpu_out_dtype_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, bool same_as_input,
+                          MetaRunner functional);
 
 // Where CPU's kernel converts a Scalar argument (c10::checked_convert): the
 // `scalars` fact of the op's lowering entry (core/lower/tt_lower.h), parsed

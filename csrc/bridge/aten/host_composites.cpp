@@ -111,6 +111,8 @@ bool expand_mask_indices(const c10::FunctionSchema& schema, torch::jit::Stack* s
     std::optional<at::Tensor> t = list.get(k);
     if (t.has_value() && t->defined() && (t->scalar_type() == at::kBool || t->scalar_type() == at::kByte))
       any = true;
+    if (t.has_value() && t->defined() && t->scalar_type() == at::kByte)  // CPU's warning, once per mask
+      TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
   }
   if (!any) return false;
   const at::Tensor self = (*stack)[base + *si].toTensor();

@@ -4,6 +4,12 @@
 // exist) or raise a different error (amax's "reducing over zero-size
 // dimension"). Each check raises CPU's exception type and message.
 //
+// clamp / clip with neither min nor max, and add / sub with a float alpha over
+// integers, raise CPU's RuntimeError (the meta kernels raise a ValueError);
+// cat into an out= of another kind raises CPU's TypeError; addcdiv of integers
+// raises CPU's message. An out= argument of another dtype than CPU's
+// kernel accepts is refused where the op's facts say so (cpu_out_dtype_checks).
+//
 // std / var (and their _mean forms) refuse integer and bool inputs;
 // convolutions refuse a weight or bias of another dtype than the input's.
 // index_put refuses values of another dtype than self's (before boolean masks
@@ -24,6 +30,7 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/accumulate.h>
 
 #include <algorithm>
 #include <sstream>
@@ -122,6 +129,54 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   if (n.rfind("aten::", 0) != 0) return;
   float8_promotion_check(schema, args);
   const std::string op = n.substr(6);
+  if (op == "add" || op == "add_" || op == "sub" || op == "sub_" || op == "rsub") {
+    // CPU's alpha_check, on the inputs' result type (the meta kernel raises a ValueError)
+    auto ai = arg_index(schema, "alpha");
+    if (!ai || *ai >= args.size() || !args[*ai].isScalar() || args.size() < 2) return;
+    const c10::Scalar alpha = args[*ai].toScalar();
+    at::ScalarType dt;
+    if (args[0].isTensor() && args[1].isTensor()) dt = at::result_type(args[0].toTensor(), args[1].toTensor());
+    else if (args[0].isTensor() && args[1].isScalar()) dt = at::result_type(args[0].toTensor(), args[1].toScalar());
+    else return;
+    TORCH_CHECK(!alpha.isBoolean() || dt == at::kBool, "Boolean alpha only supported for Boolean results.");
+    TORCH_CHECK(at::isFloatingType(dt) || at::isComplexType(dt) || alpha.isIntegral(true),
+                "For integral input tensors, argument alpha must not be a floating point number.");
+    TORCH_CHECK(at::isComplexType(dt) || !alpha.isComplex(),
+                "For non-complex input tensors, argument alpha must not be a complex number.");
+    return;
+  }
+  if (op == "cat") {
+    // CPU refuses an out= of another kind (a float result into an integer out): a TypeError
+    auto oi = arg_index(schema, "out");
+    if (!oi || *oi >= args.size() || !args[*oi].isTensor() || !args[0].isTensorList()) return;
+    std::vector<at::Tensor> ts;
+    for (const at::Tensor& t : args[0].toTensorList()) ts.push_back(t);
+    if (ts.empty()) return;
+    const at::ScalarType out = args[*oi].toTensor().scalar_type();
+    TORCH_CHECK_TYPE(c10::canCast(at::native::result_type(ts), out),
+                     "torch.cat(): input types can't be cast to the desired output type ", out);
+    return;
+  }
+  if (op == "addcdiv" || op == "addcdiv_") {
+    // CPU's message (the meta kernel's is a tuple of its parts)
+    if (args.size() < 3 || !args[1].isTensor() || !args[2].isTensor()) return;
+    TORCH_CHECK(!at::isIntegralType(args[1].toTensor().scalar_type(), true) ||
+                    !at::isIntegralType(args[2].toTensor().scalar_type(), true),
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+                "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+                "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
+                "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    return;
+  }
+  if (op == "clamp" || op == "clamp_" || op == "clip" || op == "clip_") {
+    // CPU raises a RuntimeError (PyTorch's meta kernel a ValueError)
+    auto lo = arg_index(schema, "min"), hi = arg_index(schema, "max");
+    if (lo && hi && *lo < args.size() && *hi < args.size())
+      TORCH_CHECK(!args[*lo].isNone() || !args[*hi].isNone(),
+                  "torch.clamp: At least one of 'min' or 'max' must not be None");
+    return;
+  }
   if (op == "convolution" || op == "_convolution" || op == "convolution_overrideable") {
     // CPU's kernels take input, weight and bias of one dtype
     if (args.size() < 3 || !args[0].isTensor() || !args[1].isTensor()) return;
@@ -158,6 +213,17 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
       m << "shape mismatch: indexing tensors could not be broadcast together with shapes ";
       for (size_t i = 0; i < shapes.size(); i++) m << (i ? ", " : "") << shapes[i];
       TORCH_CHECK_INDEX(false, m.str());
+    }
+    // a dim of size 0 indexed by positions (the broadcast indices not empty): no position is
+    // in bounds (CPU's kernel says so; a gather from an empty dim does not compile)
+    if (args[0].isTensor() && args[0].toTensor().defined() && c10::multiply_integers(acc) > 0) {
+      const at::Tensor& self = args[0].toTensor();
+      const c10::List<c10::IValue> list = args[1].toList();
+      for (size_t k = 0; k < list.size() && (int64_t)k < self.dim(); k++) {
+        const c10::IValue e = list.get(k);
+        if (e.isTensor() && e.toTensor().defined())
+          TORCH_CHECK_INDEX(self.size((int64_t)k) != 0, "index is out of bounds for dimension with size 0");
+      }
     }
     if (op != "index" && op != "_unsafe_index") index_put_values_check(args, acc);
     return;
@@ -214,6 +280,65 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   } else if (!no_dim) {  // kthvalue, median, nanmedian, mode with a dim
     dim_nonzero(self, dim->toInt(), (op == "nanmedian" ? std::string("median") : op) + "():", false);
   }
+}
+
+void cpu_cast_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, const char* what) {
+  // PyTorch's Python references (_safe_copy_out):
+  // "Attempting to cast from torch.float32 to out tensor with dtype torch.int64, but ..."
+  const std::string m = what, from = "Attempting to cast from torch.", to = " to out tensor with dtype torch.";
+  // add_ / sub_ of an integer self by a float, of a bool self by a number: "Promotion of
+  // int.add/sub_(float) in in-place ops are not possible due to element size change."
+  if (m.find(" in in-place ops are not possible due to element size change") != std::string::npos &&
+      args.size() >= 2 && args[0].isTensor()) {
+    const at::Tensor& self = args[0].toTensor();
+    at::ScalarType res = args[1].isTensor()   ? at::result_type(self, args[1].toTensor())
+                         : args[1].isScalar() ? at::result_type(self, args[1].toScalar())
+                                              : self.scalar_type();
+    TORCH_CHECK(false, "result type ", res, " can't be cast to the desired output type ", self.scalar_type());
+  }
+  size_t a = m.find(from);
+  if (a == std::string::npos) return;
+  a += from.size();
+  size_t b = m.find(to, a);
+  if (b == std::string::npos) return;
+  size_t c = b + to.size(), d = m.find(',', c);
+  if (d == std::string::npos) return;
+  auto parse = [](const std::string& name) -> std::optional<at::ScalarType> {
+    for (int i = 0; i < (int)at::ScalarType::NumOptions; i++)
+      if (c10::getDtypeNames((at::ScalarType)i).first == name) return (at::ScalarType)i;
+    return std::nullopt;
+  };
+  auto res = parse(m.substr(a, b - a)), out = parse(m.substr(c, d - c));
+  if (!res || !out) return;
+  TORCH_CHECK(false, "result type ", *res, " can't be cast to the desired output type ", *out);  // TensorIterator's
+}
+
+void cpu_out_dtype_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, bool same_as_input,
+                          MetaRunner functional) {
+  const auto& sargs = op.schema().arguments();
+  const at::Tensor *out = nullptr, *in = nullptr;
+  std::vector<c10::IValue> fargs;
+  for (size_t i = 0; i < sargs.size() && i < args.size(); i++) {
+    if (sargs[i].is_out()) {
+      if (!out && args[i].isTensor() && args[i].toTensor().defined()) out = &args[i].toTensor();
+      continue;
+    }
+    fargs.push_back(args[i]);
+    if (!in && args[i].isTensor() && args[i].toTensor().defined()) in = &args[i].toTensor();
+  }
+  if (!out || !in) return;  // not an out= call
+  if (same_as_input) {  // TensorIterator's check_all_same_dtype
+    TORCH_CHECK(out->scalar_type() == in->scalar_type(), "Found dtype ", out->scalar_type(), " but expected ",
+                in->scalar_type());
+    return;
+  }
+  auto fop = c10::Dispatcher::singleton().findSchema({op.schema().name(), ""});
+  if (!fop || fop->schema().arguments().size() != fargs.size()) return;
+  MetaResult fr = functional(*fop, fargs);
+  if (fr.rets.empty() || fr.rets[0].first || fr.rets[0].second.size() != 1) return;
+  const at::ScalarType want = fr.rets[0].second[0].dtype;
+  TORCH_CHECK(out->scalar_type() == want, "Expected out tensor to have dtype ", c10::scalarTypeToTypeMeta(want),
+              ", but got ", out->dtype(), " instead");
 }
 
 void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional) {

@@ -88,6 +88,13 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
                                      4) although the schema does not say so: two extra outputs */
 #define TT_LF_HOST_OP 0x80u /* runs on the host: the output size depends on the data (nonzero,
                                masked_select, unique); the bridge runs PyTorch's CPU kernel */
+/* The dtype an out= argument must have (CPU's out= kernel refuses others; PyTorch's meta
+   kernels accept them and the result is cast): */
+#define TT_LF_OUT_SAME_DTYPE 0x100u   /* the input's: a TensorIterator that checks all dtypes
+                                         equal ("Found dtype Double but expected Float") */
+#define TT_LF_OUT_RESULT_DTYPE 0x200u /* the functional form's result dtype: a generated out=
+                                         wrapper ("Expected out tensor to have dtype float, but
+                                         got double instead") */
 /* The flags a fact may give an op that has no lowering (see tt_lower_fact_t). */
 #define TT_LF_FACT_ONLY TT_LF_HOST_OP
 

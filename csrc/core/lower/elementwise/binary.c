@@ -291,6 +291,10 @@ static tt_status_t lower_binary(tt_lctx_t* c) {
   if (o->policy == BP_CMP) r = tt_l_compare(c->f, o->shlo, a, b);
   else if (o->build) r = o->build(c->f, a, b);
   else r = tt_l_binary(c->f, o->shlo, a, b);
+  /* The result is the promoted float dtype, whatever an out= asks for (CPU computes in the
+   * common dtype of the inputs, then casts: float16 33000 + 33000 into a float64 out is inf). */
+  if (o->policy != BP_CMP && o->policy != BP_BOOL && (tt_dtype_is_float(dt) || tt_dtype_is_complex(dt)))
+    r = tt_l_convert(c->f, r, dt);
   return tt_l_set_out(c, 0, r);
 }
 

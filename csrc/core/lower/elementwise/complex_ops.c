@@ -100,7 +100,8 @@ const int tt_lower_complex_ops_count = TT_TABLE_COUNT(tt_lower_complex_ops);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_complex_ops_facts[] = {
-    TT_FACT("aten::_conj_physical", TT_LF_COMPLEX), TT_FACT("aten::conj_physical", TT_LF_COMPLEX),
+    TT_FACT("aten::_conj_physical", TT_LF_COMPLEX),
+    TT_FACT("aten::conj_physical", TT_LF_COMPLEX | TT_LF_OUT_SAME_DTYPE),
     TT_FACT("aten::conj_physical_", TT_LF_COMPLEX), TT_FACT("aten::complex", TT_LF_COMPLEX),
     TT_FACT("aten::polar", TT_LF_COMPLEX), TT_FACT("tt::complex_abs", TT_LF_COMPLEX),
     TT_FACT("tt::complex_angle", TT_LF_COMPLEX), TT_FACT("tt::complex_sgn", TT_LF_COMPLEX),

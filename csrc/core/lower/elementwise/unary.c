@@ -258,6 +258,9 @@ tt_status_t tt__ew_lower_unary(tt_lctx_t* c) {
   }
   ustate_t s = {c, c->f};
   tt_val_t r = u->build ? u->build(&s, x) : tt_l_unary(c->f, u->shlo, x);
+  /* The result is the input's float dtype, whatever an out= asks for (CPU computes in the
+   * common dtype, then casts to out: sin of a float16 into a float32 out is rounded to f16). */
+  if (u->kind != UK_PRED && tt_dtype_is_float(in)) r = tt_l_convert(c->f, r, in);
   return tt_l_set_out(c, 0, r);
 }
 
@@ -314,13 +317,15 @@ const int tt_lower_unary_count = TT_TABLE_COUNT(tt_lower_unary);
 
 /* The table's facts (every overload of each op): which ops compute on complex values as
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
- * runtime refuses complex tensors for an op without either. */
+ * runtime refuses complex tensors for an op without either. Also the Scalar conversions and
+ * the dtype an out= argument must have. */
 const tt_lower_fact_t tt_lower_unary_facts[] = {
     TT_FACT("aten::abs", TT_LF_COMPLEX), TT_FACT("aten::sgn", TT_LF_COMPLEX),
     TT_FACT("aten::logical_not", TT_LF_COMPLEX), TT_FACT("aten::logical_not_", TT_LF_COMPLEX),
     TT_FACT("aten::nan_to_num", TT_LF_COMPLEX), TT_FACT("aten::nan_to_num_", TT_LF_COMPLEX),
-    TT_FACT("aten::neg", TT_LF_COMPLEX), TT_FACT("aten::neg_", TT_LF_COMPLEX),
-    TT_FACT("aten::isnan", TT_LF_COMPLEX), TT_FACT("aten::isinf", TT_LF_COMPLEX),
+    TT_FACT("aten::neg", TT_LF_COMPLEX | TT_LF_OUT_SAME_DTYPE), TT_FACT("aten::neg_", TT_LF_COMPLEX),
+    TT_FACT("aten::isnan", TT_LF_COMPLEX | TT_LF_OUT_RESULT_DTYPE),
+    TT_FACT("aten::isinf", TT_LF_COMPLEX | TT_LF_OUT_RESULT_DTYPE),
     TT_FACT("aten::exp", TT_LF_COMPLEX), TT_FACT("aten::exp_", TT_LF_COMPLEX),
     TT_FACT("aten::exp2", TT_LF_COMPLEX), TT_FACT("aten::exp2_", TT_LF_COMPLEX),
     TT_FACT("aten::expm1", TT_LF_COMPLEX), TT_FACT("aten::expm1_", TT_LF_COMPLEX),
@@ -352,5 +357,13 @@ const tt_lower_fact_t tt_lower_unary_facts[] = {
     TT_FACT_SCALARS("aten::threshold_", 0, "threshold:opmath value:result"),
     TT_FACT_SCALARS("aten::leaky_relu", 0, "negative_slope:opmath"),
     TT_FACT_SCALARS("aten::leaky_relu_", 0, "negative_slope:opmath"),
+    /* the dtype CPU's out= kernel demands (TT_LF_OUT_SAME_DTYPE, TT_LF_OUT_RESULT_DTYPE) */
+#define OUT_SAME(n) TT_FACT("aten::" n, TT_LF_OUT_SAME_DTYPE),
+    OUT_SAME("floor") OUT_SAME("ceil") OUT_SAME("round") OUT_SAME("trunc") OUT_SAME("frac")
+    OUT_SAME("sign") OUT_SAME("sgn") OUT_SAME("bitwise_not") OUT_SAME("gelu") OUT_SAME("silu") OUT_SAME("mish")
+    OUT_SAME("softplus") OUT_SAME("elu") OUT_SAME("leaky_relu") OUT_SAME("hardtanh") OUT_SAME("hardsigmoid")
+    OUT_SAME("hardswish") OUT_SAME("hardshrink") OUT_SAME("softshrink")
+#undef OUT_SAME
+    TT_FACT("aten::relu", TT_LF_OUT_RESULT_DTYPE),
 };
 const int tt_lower_unary_facts_count = TT_TABLE_COUNT(tt_lower_unary_facts);
