@@ -96,3 +96,50 @@ def check_train_step(name):
     opt_t.step()
     for k in pc:
         close(pt[k], pc[k], GRAD_TOL, f"{name} weight {k} after AdamW")
+
+
+def define_tests(ns, names, generate=(), flow_matching=False):
+    """The zoo's tests over `names` in a test module's namespace `ns` (one module per group,
+    so pytest-xdist spreads the groups): forward, generate (for `generate`), the training
+    step, Fused, compiled; and the flow-matching loop."""
+    import pytest
+
+    over = pytest.mark.parametrize("name", names)
+
+    @over
+    def test_forward(name):
+        check_forward(name)
+
+    @pytest.mark.parametrize("name", list(generate))
+    def test_generate(name):
+        check_generate(name)
+
+    @over
+    def test_train_step(name):
+        check_train_step(name)
+
+    @over
+    def test_forward_fused(name):
+        check_forward(name, "fused")
+
+    @over
+    def test_forward_compiled(name):
+        check_forward(name, "compiled")
+
+    def test_flow_matching_denoising_loop():
+        fam, cpu, tpu = models("flux")
+        b = batch(fam)
+        with torch.no_grad():
+            want = families.flow_matching(cpu, b)
+            got = families.flow_matching(tpu, to_dev(b))
+        assert got.device.type == DEV
+        close(got, want, FWD_TOL, "flux latents after 3 flow-matching steps")
+
+    tests = [test_forward, test_train_step, test_forward_fused, test_forward_compiled]
+    if generate:
+        tests.append(test_generate)
+    if flow_matching:
+        tests.append(test_flow_matching_denoising_loop)
+    for t in tests:
+        ns[t.__name__] = t
+    ns["pytestmark"] = pytest.mark.usefixtures("fresh_dynamo")

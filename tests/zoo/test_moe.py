@@ -1,34 +1,7 @@
-"""The zoo's mixture-of-experts families (Transformers' grouped_mm experts path: histc on
+"""The zoo's mixture-of-experts families (Transformers' grouped_mm experts path: histc of
 int32, torch._grouped_mm) against CPU: forward, greedy generate, an AdamW step, Fused
 Eager, torch.compile."""
-import pytest
-
 from . import cases, families
 
 NAMES = [n for n, f in families.FAMILIES.items() if f.moe]
-pytestmark = pytest.mark.usefixtures("fresh_dynamo")
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_forward(name):
-    cases.check_forward(name)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_generate(name):
-    cases.check_generate(name)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_train_step(name):
-    cases.check_train_step(name)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_forward_fused(name):
-    cases.check_forward(name, "fused")
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_forward_compiled(name):
-    cases.check_forward(name, "compiled")
+cases.define_tests(globals(), NAMES, generate=NAMES)

@@ -1,6 +1,7 @@
 /* Views inside a program: lower/view reads and writes them on their
  * layouts (tt_view_layout). */
 #include "tt_program.h"
+#include "../base/tt_dims.h"
 
 int64_t tt_view_numel(const tt_view_t* v) {
   int64_t n = 1;
@@ -11,15 +12,7 @@ int64_t tt_view_numel(const tt_view_t* v) {
 /* tt_layout_is_contiguous on the view's own dims: runs per op (is an output
  * written whole?), where a copy of the layout's TT_MAX_RANK dims would cost
  * more than the test. */
-bool tt_view_is_contiguous(const tt_view_t* v) {
-  int64_t expect = 1;
-  for (int i = v->rank - 1; i >= 0; i--) {
-    if (v->sizes[i] == 1) continue;
-    if (v->strides[i] != expect) return false;
-    expect *= v->sizes[i];
-  }
-  return true;
-}
+bool tt_view_is_contiguous(const tt_view_t* v) { return tt_dims_contiguous(v->rank, v->sizes, v->strides); }
 
 bool tt_view_covers(const tt_view_t* v, size_t nbytes) {
   /* a view with math bits transforms the values: never moved as is */

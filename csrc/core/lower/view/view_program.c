@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/tt_dims.h"
 #include "../tt_lower.h"
 
 int64_t tt_layout_numel(const tt_layout_t* v) {
@@ -20,15 +21,7 @@ int64_t tt_layout_numel(const tt_layout_t* v) {
   return n;
 }
 
-bool tt_layout_is_contiguous(const tt_layout_t* v) {
-  int64_t expect = 1;
-  for (int i = v->rank - 1; i >= 0; i--) {
-    if (v->sizes[i] == 1) continue;
-    if (v->strides[i] != expect) return false;
-    expect *= v->sizes[i];
-  }
-  return true;
-}
+bool tt_layout_is_contiguous(const tt_layout_t* v) { return tt_dims_contiguous(v->rank, v->sizes, v->strides); }
 
 static tt_type_t vec_type(tt_dtype_t dt, int64_t n) { return tt_type_make(dt, 1, &n); }
 
