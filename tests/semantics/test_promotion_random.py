@@ -193,6 +193,11 @@ INPLACE = {
 }
 
 
+# Where CUDA accepts what the CPU refuses, the device computes what CUDA computes
+# (docs/semantics.md): the in-place op's result on CUDA, by self's dtype.
+CUDA_ACCEPTS = {("abs_", torch.bool): lambda s: s.clone()}  # abs of bool: unchanged
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_inplace_checks_random(seed):
     rng = random.Random(2000 + seed)
@@ -205,6 +210,12 @@ def test_inplace_checks_random(seed):
             s = s.t().contiguous().t()  # a column-major self
         others = [operand(rng, shape, nonzero=divisor and k == nother - 1, nonneg=nonneg) for k in range(nother)]
         args = [s] + others
+        cuda = CUDA_ACCEPTS.get((name, s.dtype))
+        if cuda is not None:
+            d = to_dev(s)
+            assert fn(d, *[to_dev(o) for o in others]) is d
+            same(cuda(s), d.cpu())
+            continue
         try:
             run_case(fn, args, inplace_self=True)
         except AssertionError as e:

@@ -50,6 +50,9 @@ def test_unary_float_fns(name, dtype):
 @pytest.mark.parametrize("name", SAME_FNS + PRED_FNS)
 def test_unary_same_and_predicates(name, dtype):
     x = make((4, 16), dtype, low=-5, high=5)
+    if (name, dtype) == ("abs", torch.bool):  # CPU refuses it; CUDA, and so the device, returns it unchanged
+        torch.testing.assert_close(torch.abs(x.to("tpu")).cpu(), x)
+        return
     check_or_raises(getattr(torch, name), x)
 
 

@@ -82,11 +82,14 @@ def test_trace(dtype):
     check(lambda t: torch.trace(t.t()), make((3, 5), dtype))
 
 
-def test_trace_bool_raises():
+def test_trace_bool_computes_as_cuda():
+    """CPU refuses trace of bool; CUDA (and so the device) sums the diagonal as int64."""
+    x = make((3, 4), torch.bool)
     with pytest.raises(NotImplementedError):
-        torch.trace(make((3, 3), torch.bool))
-    with pytest.raises((RuntimeError, ValueError), match="not implemented for 'Bool'"):
-        torch.trace(make((3, 3), torch.bool).to(dev))
+        torch.trace(x)
+    got = torch.trace(x.to(dev))
+    assert got.dtype == torch.int64
+    assert got.item() == int(torch.diagonal(x).sum())
 
 
 def test_trace_grad():
