@@ -8,6 +8,7 @@ import torch
 
 import torch_tpu
 
+import suite  # tests/suite.py (pytest puts tests/, the first folder without __init__.py, on sys.path)
 from . import families
 
 DEV = "tpu"
@@ -98,6 +99,11 @@ def check_train_step(name):
         close(pt[k], pc[k], GRAD_TOL, f"{name} weight {k} after AdamW")
 
 
+# one family of each kind outside the MoE group: decoders (with and without sliding windows),
+# state space, encoder-decoders of text and audio, vision-text, and Diffusers' transformer and UNet
+QUICK = {"llama", "gemma3", "mamba", "t5", "whisper", "clip", "flux", "unet"}
+
+
 def define_tests(ns, names, generate=(), flow_matching=False):
     """The zoo's tests over `names` in a test module's namespace `ns` (one module per group,
     so pytest-xdist spreads the groups): forward, generate (for `generate`), the training
@@ -105,6 +111,11 @@ def define_tests(ns, names, generate=(), flow_matching=False):
     import pytest
 
     over = pytest.mark.parametrize("name", names)
+    # Fused, compiled and generate: every family in `make test-full`; in `make test` (30 minutes
+    # on 2 cores) the MoE families and one of each other kind (QUICK)
+    heavy = names if suite.FULL else [n for n in names if families.FAMILIES[n].moe or n in QUICK]
+    over_heavy = pytest.mark.parametrize("name", heavy)
+    generate = [n for n in generate if n in heavy]
 
     @over
     def test_forward(name):
@@ -118,11 +129,11 @@ def define_tests(ns, names, generate=(), flow_matching=False):
     def test_train_step(name):
         check_train_step(name)
 
-    @over
+    @over_heavy
     def test_forward_fused(name):
         check_forward(name, "fused")
 
-    @over
+    @over_heavy
     def test_forward_compiled(name):
         check_forward(name, "compiled")
 
