@@ -80,7 +80,8 @@ static void fuzz(tt_runtime_t* rt) {
   TT_CHECK_OK(host_storage(rt, 0, TT_I32, N_ELEMS, ma, &a));
   TT_CHECK_OK(host_storage(rt, 0, TT_I32, N_ELEMS, mb, &b));
   for (int c = 0; c < cases && !tt__cur_failed; c++) {
-    int rank = c % (TT_MAX_RANK + 1);
+    /* ranks 0..8, and 9..TT_MAX_RANK in one case of four (their programs compile slowly) */
+    int rank = c % 4 == 3 ? 9 + (c / 4) % (TT_MAX_RANK - 8) : c % 9;
     /* read */
     tt_view_t v = random_view(a, rank, true);
     int64_t n = tt_view_numel(&v);
