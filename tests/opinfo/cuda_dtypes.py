@@ -148,10 +148,6 @@ def _tol(dtype):
             torch.complex32: (4e-3, 2e-3)}.get(dtype, (1.3e-6, 1e-5))
 
 
-def _wide_dtype_rejected(op, dtype, wide):
-    return wide is None
-
-
 def run_pair(op, dtype, variant, max_samples=MAX_SAMPLES):
     """'pass' | 'no-samples' | 'no-reference', or raises (Mismatch, the tpu error)."""
     ref_op, wide = op.op, _wide_for(op, dtype)
