@@ -16,6 +16,12 @@ def sweep(quick, full):
     return full if FULL else quick
 
 
+def params(values, quick):
+    """The values a parametrized test takes: all of `values` in `make test-full`, the subset `quick`
+    in `make test` (for a grid whose other values run the same lowerings)."""
+    return list(values) if FULL else list(quick)
+
+
 def cases(env_var, quick, full):
     """A sweep's size from its environment variable, else sweep(quick, full)."""
     return int(os.environ.get(env_var) or sweep(quick, full))

@@ -335,9 +335,10 @@ struct Marshal {
     a.on_host = true;
     a.tier = t.unsafeGetTensorImpl()->is_wrapped_number() ? TT_TIER_WRAPPED : TT_TIER_ZERO_DIM;
     if (a.tier != TT_TIER_WRAPPED) a.host_id = (uint64_t)(uintptr_t)t.unsafeGetTensorImpl();
-    a.sdtype = to_tt_dtype(t.scalar_type());
-    auto c = t.contiguous();
-    std::memcpy(a.scalar.bytes, c.const_data_ptr(), t.element_size());
+    // complex32 is computed in complex64 (tt_dtype_compute): so is its value
+    auto c = (t.scalar_type() == at::kComplexHalf ? t.to(at::kComplexFloat) : t).contiguous();
+    a.sdtype = to_tt_dtype(c.scalar_type());
+    std::memcpy(a.scalar.bytes, c.const_data_ptr(), c.element_size());
     return a;
   }
 
@@ -411,7 +412,8 @@ struct Marshal {
     switch (k) {
       case c10::TypeKind::ScalarTypeType:
         a.kind = TT_ARG_INT;
-        a.i = has_tt_dtype((at::ScalarType)v.toInt()) ? to_tt_dtype((at::ScalarType)v.toInt()) : -1;
+        a.i = has_tt_dtype((at::ScalarType)v.toInt()) ? tt_dtype_compute(to_tt_dtype((at::ScalarType)v.toInt()))
+                                                      : -1;
         return a;
       case c10::TypeKind::LayoutType:
       case c10::TypeKind::MemoryFormatType:

@@ -167,7 +167,7 @@ bool has_tt_dtype(at::ScalarType t) {
     case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt:
     case at::kLong: case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
     case at::kUInt16: case at::kUInt32: case at::kUInt64: case at::kComplexFloat:
-    case at::kComplexDouble: case at::kFloat8_e4m3fn: case at::kFloat8_e5m2: case at::kFloat8_e4m3fnuz:
+    case at::kComplexDouble: case at::kComplexHalf: case at::kFloat8_e4m3fn: case at::kFloat8_e5m2: case at::kFloat8_e4m3fnuz:
     case at::kFloat8_e5m2fnuz:
       return true;
     default:
@@ -196,9 +196,7 @@ tt_dtype_t to_tt_dtype(at::ScalarType t) {
     case at::kFloat8_e5m2: return TT_F8E5M2;
     case at::kFloat8_e4m3fnuz: return TT_F8E4M3FNUZ;
     case at::kFloat8_e5m2fnuz: return TT_F8E5M2FNUZ;
-    case at::kComplexHalf:
-      TORCH_CHECK_NOT_IMPLEMENTED(false, "dtype ComplexHalf (torch.chalf / complex32) is not supported "
-                                         "on the tpu device; use torch.cfloat (complex64)");
+    case at::kComplexHalf: return TT_C32;  // held as f16 pairs, computed in complex64
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "dtype ", t, " is not supported on the tpu device yet");
   }

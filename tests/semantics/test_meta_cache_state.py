@@ -178,10 +178,6 @@ def test_scalar_kind_selects_the_dtype_after_a_cached_call(first, then):
                     with pytest.raises(RuntimeError):
                         f(x.to(dev), s).cpu()
                     continue
-                if want.dtype == torch.complex32:  # chalf keeps its clear error on tpu
-                    with pytest.raises(NotImplementedError, match="ComplexHalf"):
-                        f(x.to(dev), s).cpu()
-                    continue
                 got = f(x.to(dev), s).cpu()
                 assert got.dtype == want.dtype, (dt, s, f)
                 torch.testing.assert_close(got, want)

@@ -34,6 +34,7 @@ const char* c_type_name(at::ScalarType t) {
     case at::kBFloat16: return "c10::BFloat16";
     case at::kFloat: return "float";
     case at::kDouble: return "double";
+    case at::kComplexHalf: return "c10::complex<c10::Half>";
     case at::kComplexFloat: return "c10::complex<float>";
     case at::kComplexDouble: return "c10::complex<double>";
     default: return c10::toString(t);
@@ -43,7 +44,7 @@ const char* c_type_name(at::ScalarType t) {
 // The largest finite value and the lowest of a floating type.
 double float_max(at::ScalarType t) {
   switch (t) {
-    case at::kHalf: return 65504.0;
+    case at::kHalf: case at::kComplexHalf: return 65504.0;
     case at::kBFloat16: return 3.3895313892515355e38;
     case at::kFloat8_e4m3fn: return 448.0;
     case at::kFloat8_e5m2: case at::kFloat8_e5m2fnuz: return 57344.0;

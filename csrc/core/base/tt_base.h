@@ -79,6 +79,11 @@ typedef enum tt_dtype {
   TT_F8E5M2,
   TT_F8E4M3FNUZ,
   TT_F8E5M2FNUZ,
+  /* complex<f16> (PyTorch's ComplexHalf, 4 bytes): StableHLO has no such
+   * type. A buffer holds its (re, im) f16 pairs (tt_dtype_buffer) and a
+   * program computes on complex<f32> values (tt_dtype_compute), rounding to
+   * f16 when it stores them, as CUDA computes complex32 in complex<float>. */
+  TT_C32,
   TT_DTYPE_COUNT,
 } tt_dtype_t;
 
@@ -96,6 +101,12 @@ tt_dtype_t tt_dtype_real_part(tt_dtype_t dt);
 /* The complex dtype holding values of dt: F64 -> C128, other floats -> C64;
  * complex dtypes are returned unchanged. */
 tt_dtype_t tt_dtype_complex_of(tt_dtype_t dt);
+/* The element type of a device buffer holding values of dt, and how many of
+ * its elements one value takes: dt and 1, except C32 (F16 and 2). */
+tt_dtype_t tt_dtype_buffer(tt_dtype_t dt);
+int64_t tt_dtype_buffer_factor(tt_dtype_t dt);
+/* The dtype a program computes values of dt in: dt, except C32 (C64). */
+tt_dtype_t tt_dtype_compute(tt_dtype_t dt);
 
 /* ---- tensor types --------------------------------------------------------
  * A dense, row-major logical type: what a StableHLO value has.

@@ -27,6 +27,7 @@ static const dtype_info_t k_dtypes[] = {
     [TT_F8E5M2] = {1, "f8E5M2", "float8_e5m2", 'f'},
     [TT_F8E4M3FNUZ] = {1, "f8E4M3FNUZ", "float8_e4m3fnuz", 'f'},
     [TT_F8E5M2FNUZ] = {1, "f8E5M2FNUZ", "float8_e5m2fnuz", 'f'},
+    [TT_C32] = {4, "complex<f16>", "complex32", 'c'},
 };
 _Static_assert(sizeof(k_dtypes) / sizeof(k_dtypes[0]) == TT_DTYPE_COUNT, "dtype table");
 
@@ -41,11 +42,15 @@ bool tt_dtype_is_f8(tt_dtype_t dt) {
   return dt == TT_F8E4M3FN || dt == TT_F8E5M2 || dt == TT_F8E4M3FNUZ || dt == TT_F8E5M2FNUZ;
 }
 tt_dtype_t tt_dtype_real_part(tt_dtype_t dt) {
-  return dt == TT_C64 ? TT_F32 : dt == TT_C128 ? TT_F64 : dt;
+  return dt == TT_C64 ? TT_F32 : dt == TT_C128 ? TT_F64 : dt == TT_C32 ? TT_F16 : dt;
 }
 tt_dtype_t tt_dtype_complex_of(tt_dtype_t dt) {
   return tt_dtype_is_complex(dt) ? dt : dt == TT_F64 ? TT_C128 : TT_C64;
 }
+
+tt_dtype_t tt_dtype_buffer(tt_dtype_t dt) { return dt == TT_C32 ? TT_F16 : dt; }
+int64_t tt_dtype_buffer_factor(tt_dtype_t dt) { return dt == TT_C32 ? 2 : 1; }
+tt_dtype_t tt_dtype_compute(tt_dtype_t dt) { return dt == TT_C32 ? TT_C64 : dt; }
 
 int64_t tt_type_numel(const tt_type_t* t) {
   int64_t n = 1;

@@ -70,7 +70,8 @@ static tt_status_t build_one(build_t* b, const tt_call_t* c, int out0) {
     largs[c->nargs].val = b->extra_val[b->extra++];
   }
   for (int i = 0; i < c->nout; i++) {
-    out_types[i] = tt_type_make(c->out_dtypes[i], c->outs[i].rank, c->outs[i].sizes);
+    /* complex32 is computed in complex64 (tt_dtype_compute) */
+    out_types[i] = tt_type_make(tt_dtype_compute(c->out_dtypes[i]), c->outs[i].rank, c->outs[i].sizes);
     outs[i] = TT_SHLO_INVALID;
   }
   tt_lctx_t lc = {b->f, c->op, largs, nl, out_types, c->nout, outs};
@@ -87,8 +88,7 @@ static tt_status_t build_one(build_t* b, const tt_call_t* c, int out0) {
     const tt_plan_out_t* o = &p->out[out0 + i];
     if (o->st < 0) continue;
     if (o->full) {
-      int64_t n = tt_view_numel(&c->outs[i]);
-      b->cur[o->st] = tt_l_reshape(b->f, tt_l_convert(b->f, outs[i], c->outs[i].dtype), 1, &n);
+      b->cur[o->st] = tt_l_view_store(b->f, outs[i], c->outs[i].dtype);
     } else {
       b->cur[o->st] = tt_view_write(b->f, b->cur[o->st], &c->outs[i],
                                     o->extra >= 0 ? b->extra_val[o->extra] : TT_SHLO_INVALID, outs[i]);

@@ -329,11 +329,11 @@ static tt_status_t plan_one(tt_plan_t* p, const tt_call_t* c) {
     /* the value's type after this write (what tt_view_write builds) */
     tt_plan_st_t* e = &p->st[si];
     if (full) {
-      e->dtype = v->dtype;
-      e->numel = tt_view_numel(v);
+      e->dtype = tt_dtype_buffer(v->dtype);
+      e->numel = tt_view_numel(v) * tt_dtype_buffer_factor(v->dtype);
     } else if (tt_l_write_retypes(e->dtype, v->dtype)) {
-      e->dtype = v->dtype; /* the buffer is rewritten in the view's dtype */
-      e->numel = (int64_t)(nbytes / tt_dtype_size(v->dtype));
+      e->dtype = tt_dtype_buffer(v->dtype); /* the buffer is rewritten in the view's dtype */
+      e->numel = (int64_t)(nbytes / tt_dtype_size(e->dtype));
     }
     e->has_val = true;
     e->producer = c->op->name;

@@ -66,7 +66,7 @@ typedef struct lists {
 
 static tt_val_t param_tensor(void* ctx, const tt_call_arg_t* a) {
   lists_t* ls = ctx;
-  tt_type_t t = tt_type_make(a->view.dtype, a->view.rank, a->view.sizes);
+  tt_type_t t = tt_type_make(tt_dtype_compute(a->view.dtype), a->view.rank, a->view.sizes);
   return tt_shlo_param(ls->f, &t);
 }
 
@@ -112,7 +112,7 @@ tt_status_t tt_graph_check_lowering(const tt_call_t* c) {
     largs[c->nargs].val = tt_shlo_param(f, &t);
   }
   for (int i = 0; i < c->nout; i++) {
-    out_types[i] = tt_type_make(c->out_dtypes[i], c->outs[i].rank, c->outs[i].sizes);
+    out_types[i] = tt_type_make(tt_dtype_compute(c->out_dtypes[i]), c->outs[i].rank, c->outs[i].sizes);
     outs[i] = TT_SHLO_INVALID;
   }
   tt_lctx_t lc = {f, c->op, largs, nl, out_types, c->nout, outs};

@@ -251,14 +251,18 @@ bool tt_layout_is_contiguous(const tt_layout_t* v);
  * another dtype)? */
 bool tt_l_write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype);
 /* The view's values read from `base` (a 1-D buffer of any dtype: its bytes are
- * reinterpreted as the view's), in the view's shape. `offset_param`: an i64
- * scalar value holding the offset at run time, or TT_SHLO_INVALID for the
+ * reinterpreted as the view's), in the view's shape and compute dtype
+ * (tt_dtype_compute: a complex32 view reads complex<f32>). `offset_param`: an
+ * i64 scalar value holding the offset at run time, or TT_SHLO_INVALID for the
  * layout's own offset. */
 tt_val_t tt_l_view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t offset_param);
 /* `base` with `value` (converted to the view's dtype) written through the view:
  * the new 1-D buffer (in the view's dtype when tt_l_write_retypes). */
 tt_val_t tt_l_view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t offset_param,
                          tt_val_t value);
+/* `value` as the whole 1-D buffer of a storage of dtype dt (converted; a
+ * complex32 buffer holds f16 pairs). */
+tt_val_t tt_l_view_store(tt_shlo_fn_t* f, tt_val_t value, tt_dtype_t dt);
 
 #ifdef __cplusplus
 }

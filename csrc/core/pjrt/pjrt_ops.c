@@ -13,13 +13,14 @@ static const int k_elem_of_dtype[] = {
     [TT_U64] = TT_ABI_U64,   [TT_C64] = TT_ABI_C64,   [TT_C128] = TT_ABI_C128,
     [TT_F8E4M3FN] = TT_ABI_F8E4M3FN,     [TT_F8E5M2] = TT_ABI_F8E5M2,
     [TT_F8E4M3FNUZ] = TT_ABI_F8E4M3FNUZ, [TT_F8E5M2FNUZ] = TT_ABI_F8E5M2FNUZ,
+    [TT_C32] = TT_ABI_INVALID, /* held as F16 pairs (tt_dtype_buffer) */
 };
 _Static_assert(sizeof(k_elem_of_dtype) / sizeof(k_elem_of_dtype[0]) == TT_DTYPE_COUNT,
                "every dtype maps to a PJRT element type");
 
 static tt_status_t tt__dtype_of_elem(int elem, tt_dtype_t* out) {
   for (int d = 0; d < TT_DTYPE_COUNT; d++)
-    if (k_elem_of_dtype[d] == elem) {
+    if (elem != TT_ABI_INVALID && k_elem_of_dtype[d] == elem) {
       *out = (tt_dtype_t)d;
       return NULL;
     }
@@ -38,7 +39,8 @@ tt_status_t tt_pjrt_buffer_from_host(tt_pjrt_t* p, int device, const void* data,
                                      const tt_type_t* type, tt_pjrt_buffer_t** out) {
   *out = NULL;
   TT_RETURN_IF_ERROR(tt__check_device(p, device));
-  if ((unsigned)type->dtype >= TT_DTYPE_COUNT || type->rank < 0 || type->rank > TT_MAX_RANK)
+  if ((unsigned)type->dtype >= TT_DTYPE_COUNT || type->rank < 0 || type->rank > TT_MAX_RANK ||
+      k_elem_of_dtype[type->dtype] == TT_ABI_INVALID)
     return tt_status_make(TT_INVALID_ARGUMENT, "bad tensor type (dtype %d, rank %d)",
                           (int)type->dtype, (int)type->rank);
   tt_abi_from_host_args_t a = {

@@ -76,6 +76,8 @@ tt_view_t tt__dense_view(tt_storage_t* s, const tt_view_t* like) {
 static tt_status_t upload(tt_runtime_t* rt, int device, tt_dtype_t dt, int64_t numel,
                           const void* host, tt_storage_t** out) {
   TT_RETURN_IF_ERROR(tt_storage_create(rt, device, (size_t)numel * tt_dtype_size(dt), out));
+  numel *= tt_dtype_buffer_factor(dt); /* complex32: its f16 pairs, the same bytes */
+  dt = tt_dtype_buffer(dt);
   tt_type_t t = tt_type_make(dt, 1, &numel);
   tt_pjrt_buffer_t* b = NULL;
   static const char dummy[8];
@@ -143,7 +145,7 @@ static void copy_row(char* out, const char* in, int64_t n, int64_t stride, size_
  * awaited. */
 static bool gather_from_address(tt_runtime_t* rt, const tt_view_t* v, void* host) {
   tt_storage_t* s = v->storage;
-  if (v->conj || v->neg || s->buf_dtype != v->dtype || v->offset < 0 || v->rank > TT_MAX_RANK)
+  if (v->conj || v->neg || s->buf_dtype != tt_dtype_buffer(v->dtype) || v->offset < 0 || v->rank > TT_MAX_RANK)
     return false;
   int64_t last = v->offset; /* the furthest element the view reads */
   for (int d = 0; d < v->rank; d++) {
@@ -151,7 +153,7 @@ static bool gather_from_address(tt_runtime_t* rt, const tt_view_t* v, void* host
     if (v->strides[d] < 0) return false;
     last += (v->sizes[d] - 1) * v->strides[d];
   }
-  if (last >= s->buf_numel) return false;
+  if (last >= s->buf_numel / tt_dtype_buffer_factor(v->dtype)) return false;
   const char* base = tt_pjrt_buffer_host_address(rt->pjrt, s->buf);
   if (!base) return false;
   size_t es = tt_dtype_size(v->dtype);
@@ -197,7 +199,7 @@ tt_status_t tt_view_read_host(tt_runtime_t* rt, const tt_view_t* src, void* host
     return pre;
   }
   bool direct = tt__view_is_full(src) && s->state == TT_STORAGE_MATERIALIZED &&
-                s->buf_dtype == src->dtype;
+                s->buf_dtype == tt_dtype_buffer(src->dtype);
   bool empty = s->state == TT_STORAGE_EMPTY;
   if (s->state == TT_STORAGE_MATERIALIZED && gather_from_address(rt, src, host)) {
     pthread_mutex_unlock(&rt->mu);
@@ -238,7 +240,8 @@ tt_status_t tt_view_host_window(tt_runtime_t* rt, const tt_view_t* v, void** add
   pthread_mutex_lock(&rt->mu);
   tt_storage_t* s = v->storage;
   tt_status_t st = NULL;
-  if (s->state == TT_STORAGE_MATERIALIZED && s->buf_dtype == v->dtype && s->buf_numel == tt_view_numel(v)) {
+  if (s->state == TT_STORAGE_MATERIALIZED && s->buf_dtype == tt_dtype_buffer(v->dtype) &&
+      s->buf_numel == tt_view_numel(v) * tt_dtype_buffer_factor(v->dtype)) {
     st = tt__storage_await(s);
     if (!st) *addr = (void*)tt_pjrt_buffer_host_address(rt->pjrt, s->buf);
   }

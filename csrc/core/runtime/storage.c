@@ -25,8 +25,8 @@ void tt__storage_set_buffer(tt_storage_t* s, tt_pjrt_buffer_t* b, tt_dtype_t dt,
   tt_status_free(s->error);
   s->error = NULL;
   s->buf = b;
-  s->buf_dtype = dt;
-  s->buf_numel = numel;
+  s->buf_dtype = tt_dtype_buffer(dt); /* complex32: its f16 pairs */
+  s->buf_numel = numel * tt_dtype_buffer_factor(dt);
   s->producer = producer;
   s->pending = pending;
   s->state = TT_STORAGE_MATERIALIZED;
@@ -56,6 +56,7 @@ void tt__storage_reset(tt_storage_t* s) {
 
 /* Zeros, as one buffer in `hint` if it divides the size, else bytes. */
 tt_dtype_t tt__storage_empty_type(const tt_storage_t* s, tt_dtype_t hint, int64_t* numel) {
+  hint = tt_dtype_buffer(hint);
   size_t esz = tt_dtype_size(hint);
   tt_dtype_t dt = (esz && s->nbytes % esz == 0) ? hint : TT_U8;
   *numel = (int64_t)(s->nbytes / tt_dtype_size(dt));

@@ -30,6 +30,7 @@ static const struct {
     {TT_F8E5M2, 1, "f8E5M2", "float8_e5m2", '8'},
     {TT_F8E4M3FNUZ, 1, "f8E4M3FNUZ", "float8_e4m3fnuz", '8'},
     {TT_F8E5M2FNUZ, 1, "f8E5M2FNUZ", "float8_e5m2fnuz", '8'},
+    {TT_C32, 4, "complex<f16>", "complex32", 'c'},
 };
 _Static_assert(sizeof(k_dtypes) / sizeof(k_dtypes[0]) == TT_DTYPE_COUNT, "a dtype without a row here");
 
@@ -71,6 +72,11 @@ static void test_complex_real(void) {
   TT_CHECK(tt_dtype_complex_of(TT_F32) == TT_C64 && tt_dtype_complex_of(TT_F16) == TT_C64 &&
            tt_dtype_complex_of(TT_BF16) == TT_C64);
   TT_CHECK(tt_dtype_complex_of(TT_C64) == TT_C64 && tt_dtype_complex_of(TT_C128) == TT_C128);
+  /* complex32: held as f16 pairs, computed in complex64 */
+  TT_CHECK(tt_dtype_real_part(TT_C32) == TT_F16 && tt_dtype_is_complex(TT_C32));
+  TT_CHECK(tt_dtype_buffer(TT_C32) == TT_F16 && tt_dtype_buffer_factor(TT_C32) == 2);
+  TT_CHECK(tt_dtype_compute(TT_C32) == TT_C64 && tt_dtype_compute(TT_F16) == TT_F16);
+  TT_CHECK(tt_dtype_buffer(TT_C64) == TT_C64 && tt_dtype_buffer_factor(TT_C64) == 1);
   /* a complex element is two of its real part */
   TT_CHECK(tt_dtype_size(TT_C64) == 2 * tt_dtype_size(tt_dtype_real_part(TT_C64)));
   TT_CHECK(tt_dtype_size(TT_C128) == 2 * tt_dtype_size(tt_dtype_real_part(TT_C128)));

@@ -372,6 +372,54 @@ static void check_async_failure(tt_runtime_t* rt) {
 }
 static void test_async_failure(void) { NEW_RT_ONLY(check_async_failure); }
 
+/* ---- complex32 ----------------------------------------------------------------------- */
+
+/* complex32 (TT_C32): held as f16 (re, im) pairs, computed in complex64. A
+ * product into a fresh storage, an in-place add through a stepped view (the
+ * elements between keep their bits), a read of the same bytes as f16, a
+ * copy to complex64. */
+static void check_complex32(tt_runtime_t* rt) {
+  const _Float16 a[8] = {1, 2, -0.5f, 3, 0, 1, 2048, 1}; /* 1+2i, -0.5+3i, i, 2048+i */
+  const _Float16 b[8] = {2, -1, 1, 1, 0, 1, 1, 0.5f};   /* 2-i, 1+i, i, 1+0.5i */
+  tt_storage_t *sa = NULL, *sb = NULL, *so = NULL, *sc = NULL;
+  TT_CHECK_OK(host_storage(rt, 0, TT_C32, 4, a, &sa));
+  TT_CHECK_OK(host_storage(rt, 0, TT_C32, 4, b, &sb));
+  TT_CHECK_OK(tt_storage_create(rt, 0, 16, &so));
+  tt_view_t va = flat(sa, TT_C32, 4), vb = flat(sb, TT_C32, 4), vo = flat(so, TT_C32, 4);
+  tt_call_arg_t args[2] = {targ(va), targ(vb)};
+  TT_CHECK_OK(call_op(rt, "aten::mul.Tensor", args, 2, &vo, 0));
+  _Float16 got[8];
+  TT_CHECK_OK(tt_view_read_host(rt, &vo, got));
+  /* 2048+i times 1+0.5i = 2047.5+1025i: f16 rounds 2047.5 to 2048 once */
+  const float want[8] = {4, 3, -3.5f, 2.5f, -1, 0, 2048, 1025};
+  for (int i = 0; i < 8; i++)
+    if ((float)got[i] != want[i]) FAILF("complex32 mul: part %d is %g, expected %g", i, (double)got[i], (double)want[i]);
+  /* a[0::2] += b[0::2]: elements 0 and 2 change, 1 and 3 keep their bits */
+  tt_view_t step = VIEW(sa, TT_C32, I64S(2), I64S(2), 0);
+  tt_view_t bstep = VIEW(sb, TT_C32, I64S(2), I64S(2), 0);
+  tt_call_arg_t iargs[3] = {targ(step), targ(bstep), sarg_i(1)};
+  TT_CHECK_OK(call_op(rt, "aten::add.Tensor", iargs, 3, &step, 0));
+  _Float16 parts[8];
+  tt_view_t as_f16 = flat(sa, TT_F16, 8);
+  TT_CHECK_OK(tt_view_read_host(rt, &as_f16, parts));
+  const float want2[8] = {3, 1, -0.5f, 3, 0, 2, 2048, 1};
+  for (int i = 0; i < 8; i++)
+    if ((float)parts[i] != want2[i]) FAILF("complex32 add_: part %d is %g, expected %g", i, (double)parts[i], (double)want2[i]);
+  /* to complex64 (exact) */
+  TT_CHECK_OK(tt_storage_create(rt, 0, 32, &sc));
+  tt_view_t vc = flat(sc, TT_C64, 4);
+  TT_CHECK_OK(tt_runtime_copy(rt, &vc, &va));
+  float wide[8];
+  TT_CHECK_OK(tt_view_read_host(rt, &vc, wide));
+  for (int i = 0; i < 8; i++)
+    if (wide[i] != want2[i]) FAILF("complex32 to complex64: part %d is %g, expected %g", i, (double)wide[i], (double)want2[i]);
+  tt_storage_release(sa);
+  tt_storage_release(sb);
+  tt_storage_release(so);
+  tt_storage_release(sc);
+}
+static void test_complex32(void) { FOR_EACH_RT(check_complex32); }
+
 int main(void) {
   /* test_async_failure needs a 128 GiB storage that the plugin fails to
    * allocate at run time; the capacity check (runtime/memory.c) would refuse
@@ -386,6 +434,7 @@ int main(void) {
   TT_RUN(test_devices);
   TT_RUN(test_modes);
   TT_RUN(test_async_failure);
+  TT_RUN(test_complex32);
   close_runtimes();
   TT_REPORT();
 }

@@ -4,7 +4,7 @@ in-place writes, printing, the complex_ops family (complex, polar,
 conj_physical), arithmetic with PyTorch's type promotion (complex with real
 tensors and Python numbers), comparisons, the unary math (branch cuts,
 infinities, NaNs), reductions, random fillers, Llama's rotary embedding, and
-clear errors where complex is not supported (complex32, ops whose lowering
+clear errors where complex is not supported (ops whose lowering
 does not handle complex yet: its entry lacks TT_LF_COMPLEX, a fact beside its family's table in core/lower)."""
 import pytest
 import torch
@@ -158,11 +158,6 @@ def test_polar_grad():
     torch.view_as_real(torch.polar(ad, td)).pow(2).sum().backward()
     torch.testing.assert_close(ad.grad.cpu(), ac.grad)
     torch.testing.assert_close(td.grad.cpu(), tc.grad)
-
-
-def test_complex32_is_refused():
-    with pytest.raises(NotImplementedError, match="complex32"):
-        torch.zeros(3, dtype=torch.complex32, device=dev)
 
 
 def test_unsupported_ops_raise():

@@ -11,6 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ops_util import check, dev, make
+from suite import params
 
 
 def cases(table, bf16_every=3):
@@ -295,7 +296,7 @@ def test_conv_mixed_dtypes_raise_like_cpu():
             fn("tpu")
 
 
-@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("nd", params([2, 3], [2]))
 def test_conv_output_memory_format_follows_cpu(nd):
     """A channels-last input or weight gives a channels-last output on CPU (oneDNN and its
     float64 2-d kernel; its float64 3-d kernel gives a contiguous one): the same strides

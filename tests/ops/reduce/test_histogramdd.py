@@ -16,9 +16,10 @@ import torch
 import torch_tpu
 
 from ops_util import check, dev, to_cpu
+from suite import params
 
 EXACT = {"rtol": 0, "atol": 0}
-DTYPES = [torch.float32, torch.float64]
+DTYPES = params([torch.float32, torch.float64], [torch.float32])
 
 
 def same(fn, *args):

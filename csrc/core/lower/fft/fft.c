@@ -108,12 +108,20 @@ static tt_status_t get_dims(tt_lctx_t* c, int rank, int* dims, int* nd) {
   return NULL;
 }
 
-static tt_status_t check_input(tt_lctx_t* c, tt_type_t* t, bool want_complex) {
-  *t = tt__sh_type(c->f, c->args[0].val);
+/* The input (args[0]) as the lowering computes on it: *x, of type *t. */
+static tt_status_t check_input(tt_lctx_t* c, tt_type_t* t, bool want_complex, tt_val_t* x) {
+  *x = c->args[0].val;
+  *t = tt__sh_type(c->f, *x);
   tt_dtype_t dt = t->dtype;
-  bool ok = want_complex ? tt_dtype_is_complex(dt) : (dt == TT_F32 || dt == TT_F64);
+  /* float16 (CUDA's half FFT, whose complex results are complex32) is
+   * computed in float32 */
+  bool ok = want_complex ? tt_dtype_is_complex(dt) : (dt == TT_F16 || dt == TT_F32 || dt == TT_F64);
   if (!ok)
     return tt_status_make(TT_UNIMPLEMENTED, "%s: unsupported dtype %s", c->op->name, tt_dtype_name(dt));
+  if (dt == TT_F16) {
+    *x = tt_l_convert(c->f, *x, TT_F32);
+    t->dtype = TT_F32;
+  }
   return NULL;
 }
 
@@ -122,13 +130,13 @@ static tt_status_t lower_r2c(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_type_t t;
   int dims[TT_MAX_RANK], nd;
-  TT_RETURN_IF_ERROR(check_input(c, &t, false));
+  tt_val_t x;
+  TT_RETURN_IF_ERROR(check_input(c, &t, false, &x));
   TT_RETURN_IF_ERROR(get_dims(c, t.rank, dims, &nd));
   double n = 1;
   for (int j = 0; j < nd; j++) n *= (double)t.dims[dims[j]];
   double scale;
   TT_RETURN_IF_ERROR(norm_scale(c, c->args[2].i, n, false, &scale));
-  tt_val_t x = c->args[0].val;
   if (nd == 0) {
     x = tt_l_convert(f, x, tt_dtype_complex_of(t.dtype));
   } else if (!c->args[3].i) { /* two-sided: a complex FFT of the real input */
@@ -148,14 +156,15 @@ static tt_status_t lower_c2c(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_type_t t;
   int dims[TT_MAX_RANK], nd;
-  TT_RETURN_IF_ERROR(check_input(c, &t, true));
+  tt_val_t x;
+  TT_RETURN_IF_ERROR(check_input(c, &t, true, &x));
   TT_RETURN_IF_ERROR(get_dims(c, t.rank, dims, &nd));
   bool forward = c->args[3].i != 0;
   double n = 1;
   for (int j = 0; j < nd; j++) n *= (double)t.dims[dims[j]];
   double scale;
   TT_RETURN_IF_ERROR(norm_scale(c, c->args[2].i, n, !forward && nd > 0, &scale));
-  tt_val_t x = c2c_dims(f, c->args[0].val, forward ? FFT_FFT : FFT_IFFT, dims, nd);
+  x = c2c_dims(f, x, forward ? FFT_FFT : FFT_IFFT, dims, nd);
   return tt_l_set_out(c, 0, scale_by(f, x, scale));
 }
 
@@ -166,7 +175,8 @@ static tt_status_t lower_c2r(tt_lctx_t* c) {
   tt_shlo_fn_t* f = c->f;
   tt_type_t t;
   int dims[TT_MAX_RANK], nd;
-  TT_RETURN_IF_ERROR(check_input(c, &t, true));
+  tt_val_t x;
+  TT_RETURN_IF_ERROR(check_input(c, &t, true, &x));
   TT_RETURN_IF_ERROR(get_dims(c, t.rank, dims, &nd));
   int64_t last_n = c->args[3].i;
   if (nd == 0 || last_n < 1)
@@ -174,7 +184,6 @@ static tt_status_t lower_c2r(tt_lctx_t* c) {
                           c->op->name);
   int ld = dims[nd - 1];
   int64_t half = last_n / 2 + 1;
-  tt_val_t x = c->args[0].val;
   if (t.dims[ld] > half) {
     x = tt_lt_slice_dim(f, x, ld, 0, half);
   } else if (t.dims[ld] < half) {

@@ -150,6 +150,7 @@ static tt_val_t apply_math_bits(tt_shlo_fn_t* f, tt_val_t x, const tt_layout_t* 
 }
 
 bool tt_l_write_retypes(tt_dtype_t buf_dtype, tt_dtype_t view_dtype) {
+  view_dtype = tt_dtype_buffer(view_dtype); /* complex32 is held as f16 pairs */
   /* complex values cannot be bitcast: a write mixing complex and another
    * dtype of the same size also rewrites the buffer in the view's dtype */
   if (buf_dtype != view_dtype && (tt_dtype_is_complex(buf_dtype) || tt_dtype_is_complex(view_dtype)))
@@ -430,12 +431,55 @@ static tt_val_t view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, 
 static tt_val_t write_strided(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off,
                               tt_val_t value);
 
+/* ---- complex32 (TT_C32): computed as complex<f32> ----------------------------------
+ * A complex32 buffer holds f16 (re, im) pairs. Its views are read and written
+ * on the buffer's bytes as complex<f32> values, one per complex32 element
+ * (widening is exact), and the buffer is narrowed back after a write: the
+ * values written round once, the others come back unchanged. */
+
+/* any buffer's bytes -> [nbytes/4] complex<f32> */
+static tt_val_t c32_widen(tt_shlo_fn_t* f, tt_val_t base) {
+  base = as_dtype(f, base, TT_F16);
+  if (base == TT_SHLO_INVALID) return base;
+  return parts_to_complex(f, tt_l_convert(f, base, TT_F32), TT_C64);
+}
+
+/* [n] complex<f32> -> the [2n] f16 pairs of a complex32 buffer */
+static tt_val_t c32_narrow(tt_shlo_fn_t* f, tt_val_t v) {
+  if (v == TT_SHLO_INVALID) return v;
+  return tt_l_convert(f, complex_to_parts(f, v), TT_F16);
+}
+
+static tt_layout_t c32_layout(const tt_layout_t* v) {
+  tt_layout_t l = *v;
+  l.dtype = TT_C64;
+  return l;
+}
+
+tt_val_t tt_l_view_store(tt_shlo_fn_t* f, tt_val_t value, tt_dtype_t dt) {
+  const tt_type_t* t = tt_shlo_type(f, value);
+  if (!t) return TT_SHLO_INVALID;
+  int64_t n = tt_type_numel(t);
+  tt_val_t flat = tt_l_reshape(f, tt_l_convert(f, value, tt_dtype_compute(dt)), 1, &n);
+  return dt == TT_C32 ? c32_narrow(f, flat) : flat;
+}
+
 tt_val_t tt_l_view_read(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off) {
+  if (v->dtype == TT_C32) {
+    tt_layout_t l = c32_layout(v);
+    return tt_l_view_read(f, c32_widen(f, base), &l, off);
+  }
   return apply_math_bits(f, view_read(f, base, v, off), v);
 }
 
 tt_val_t tt_l_view_write(tt_shlo_fn_t* f, tt_val_t base, const tt_layout_t* v, tt_val_t off,
                          tt_val_t value) {
+  if (v->dtype == TT_C32) {
+    tt_layout_t l = c32_layout(v);
+    tt_val_t wide = c32_widen(f, base);
+    if (wide == TT_SHLO_INVALID) return wide;
+    return c32_narrow(f, tt_l_view_write(f, wide, &l, off, value));
+  }
   /* a copy: tt_shlo_type points into the function's value table, which
    * every new value may move */
   const tt_type_t* btp = tt_shlo_type(f, base);
