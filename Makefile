@@ -66,8 +66,10 @@ $(BUILD)/fake/.stamp: csrc/core/tests/fake_plugin.c
 	$(CC) -std=c11 -fPIC -shared $< -o $(BUILD)/fake/fake_nosym.so -DFAKE_NOSYM=1
 	touch $@
 
+# Two binaries at a time (TEST_JOBS), each one's output printed whole.
+TEST_JOBS ?= 2
 test-c: venv $(TEST_BIN) $(BUILD)/fake/.stamp
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $(PLUGIN_ENV) $$t; done
+	@$(PLUGIN_ENV) TEST_JOBS=$(TEST_JOBS) sh tools/run_c_tests.sh $(TEST_BIN)
 
 test-asan: venv $(ASAN_BIN) $(BUILD)/fake/.stamp
 	@set -e; for t in $(ASAN_BIN); do echo "== $$t (asan)"; \

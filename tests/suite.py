@@ -8,6 +8,7 @@ TT_VIEW_FUZZ_CASES) still overrides both.
 import os
 
 FULL = os.environ.get("TORCH_TPU_TEST_FULL", "0") == "1"
+FUSED_PASS = os.environ.get("TORCH_TPU_DEFER_AND_FUSE", "0") == "1"  # the suite's Fused Eager pass
 
 
 def sweep(quick, full):

@@ -508,9 +508,14 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   }
   const auto& schema = op.schema();
   if (info.mask_indices) {
-    index_put_dtype_check(schema, c10::ArrayRef<c10::IValue>(*stack).slice(stack->size() - schema.arguments().size()));
+    const std::string dtype_error =
+        index_put_dtype_error(schema, c10::ArrayRef<c10::IValue>(*stack).slice(stack->size() - schema.arguments().size()));
     expand_mask_indices(schema, stack);  // a CPU mask's positions are found on the host
     move_host_indices(schema, stack);
+    if (!dtype_error.empty()) {  // CPU checks the values' shape first
+      cpu_input_checks(schema, c10::ArrayRef<c10::IValue>(*stack).slice(stack->size() - schema.arguments().size()));
+      TORCH_CHECK(false, dtype_error);
+    }
   }
   if (info.lu_of_transpose) {
     c10::IValue& a = (*stack)[stack->size() - schema.arguments().size()];

@@ -1,7 +1,8 @@
 """Errors raised as on CPU (exception type and message) where PyTorch's meta kernels raise
 another one or none: clamp without bounds, a float alpha over integers, integer addcdiv, an
-unsafe out= or in-place cast, cat into an out= of another kind, and a host out= of an op that
-runs on the host (nonzero)."""
+unsafe out= or in-place cast, cat into an out= of another kind, a host out= of an op that
+runs on the host (nonzero), indexing's IndexErrors and check order, index_fill of a complex value
+into a real tensor; and indexing from TorchScript."""
 import pytest
 import torch
 
@@ -42,6 +43,16 @@ CASES = {
                                                 out=torch.empty(4, dtype=torch.uint8, device=d)),
     "cat_out_complex_to_float": lambda d: torch.cat([torch.ones(2, dtype=torch.cfloat, device=d)],
                                                     out=torch.empty(2, device=d)),
+    "index_no_indices": lambda d: torch.ops.aten.index.Tensor(torch.ones(1, device=d), []),
+    "index_float_indices": lambda d: torch.arange(3, device=d)[torch.tensor([], device=d)],
+    "mask_assign_shape_before_dtype": lambda d: torch.arange(4, device=d).__setitem__(
+        torch.arange(4, device=d) > -1, torch.tensor([1.0, 2.0, 3.0], device=d)),
+    "mask_assign_empty_value": lambda d: torch.arange(4, device=d).__setitem__(
+        torch.arange(4, device=d) > -1, torch.tensor([], device=d)),
+    "index_fill_complex_into_real": lambda d: torch.ones(2, 2, device=d).index_fill_(
+        1, torch.tensor([0], device=d), 1 + 1j),
+    "index_fill_complex_into_int": lambda d: torch.ones(2, 2, dtype=torch.int64, device=d).index_fill(
+        0, torch.tensor([1], device=d), 2j),
 }
 
 
@@ -80,3 +91,19 @@ def test_positions_into_an_empty_dim():
         assert x[[1, 2]].shape == (2, 0)
         assert x[[], []].shape == (0,)
         assert x[:, torch.empty(0, dtype=torch.long, device=d)].shape == (10, 0)
+
+
+def test_torchscript_indexing():
+    """TorchScript's interpreter passes index_put_'s indices as a generic list."""
+    def fn1(x):
+        x[x < 50] = 1.0
+        return x
+
+    def fn2(x):
+        x[0:50] = 1.0
+        return x
+
+    for fn in (fn1, fn2):
+        s = torch.jit.script(fn)
+        want = s(torch.arange(100.0))
+        assert torch.equal(s(torch.arange(100.0, device=DEV)).cpu(), want)

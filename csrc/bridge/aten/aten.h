@@ -48,8 +48,10 @@ bool scalar_class_key_op(const c10::OperatorHandle& op, const std::string& base)
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
 // index_put's values must have self's dtype (CPU's check), except one value
 // with a boolean mask (x[mask] = v is masked_fill_ on CPU). Every call, before
-// the masks are expanded.
-void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// the masks are expanded: CPU's message, or "" where the dtypes pass. CPU
+// checks the values' shape first: the caller raises the message after the
+// masks are expanded and cpu_input_checks has seen the shapes.
+std::string index_put_dtype_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
 // CPU's TensorIterator checks of an in-place pointwise op (add_, sin_,
 // clamp_...) that the meta kernels lack: the result must keep self's shape and
 // cast safely to self's dtype. `functional` runs the meta kernel of an op (the

@@ -92,6 +92,17 @@ static bool lone_mask_select(const c10::FunctionSchema& schema, const torch::jit
   return v.device() == self.device();
 }
 
+// The `indices` argument as a list of optional tensors. TorchScript's
+// interpreter passes a generic list (of tensors and Nones) where Python's
+// dispatch passes a typed one.
+static c10::List<std::optional<at::Tensor>> optional_tensors(const c10::IValue& iv) {
+  if (iv.isOptionalTensorList()) return iv.toOptionalTensorList();
+  c10::List<std::optional<at::Tensor>> out;
+  for (const c10::IValue& e : iv.toList())
+    out.push_back(e.isTensor() ? std::optional<at::Tensor>(e.toTensor()) : std::nullopt);
+  return out;
+}
+
 // Boolean / uint8 masks among the `indices` of index / index_put: replaced by
 // the int64 positions of their true elements (one index tensor per mask
 // dimension), as PyTorch's own indexing does before its kernels run. The
@@ -105,7 +116,7 @@ bool expand_mask_indices(const c10::FunctionSchema& schema, torch::jit::Stack* s
   size_t base = stack->size() - sargs.size();
   c10::IValue& iv = (*stack)[base + *ii];
   if (!iv.isList() || !(*stack)[base + *si].isTensor()) return false;
-  auto list = iv.toOptionalTensorList();
+  auto list = optional_tensors(iv);
   bool any = false;
   for (size_t k = 0; k < list.size(); k++) {
     std::optional<at::Tensor> t = list.get(k);
@@ -159,7 +170,7 @@ void move_host_indices(const c10::FunctionSchema& schema, torch::jit::Stack* sta
   if (!iv.isList() || !(*stack)[base + *si].isTensor()) return;
   const at::Device dev = (*stack)[base + *si].toTensor().device();
   if (!dev.is_privateuseone()) return;
-  auto list = iv.toOptionalTensorList();
+  auto list = optional_tensors(iv);
   bool any = false;
   for (size_t k = 0; k < list.size(); k++) {
     std::optional<at::Tensor> t = list.get(k);

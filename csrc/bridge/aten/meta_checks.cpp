@@ -198,9 +198,16 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
       op == "_unsafe_index_put" || op == "_unsafe_index") {
     // the index tensors (boolean masks already expanded) must broadcast together
     if (args.size() < 2 || !args[1].isList()) return;
+    // CPU's IndexErrors (the meta kernel raises RuntimeErrors)
+    TORCH_CHECK_INDEX(!args[1].toList().empty(), "at least one index must be provided");
     std::vector<c10::IntArrayRef> shapes;
-    for (const c10::IValue& e : args[1].toList())
-      if (e.isTensor() && e.toTensor().defined()) shapes.push_back(e.toTensor().sizes());
+    for (const c10::IValue& e : args[1].toList()) {
+      if (!e.isTensor() || !e.toTensor().defined()) continue;
+      const at::ScalarType it = e.toTensor().scalar_type();
+      TORCH_CHECK_INDEX(it == at::kLong || it == at::kInt || it == at::kByte || it == at::kBool,
+                        "tensors used as indices must be long, int, byte or bool tensors");
+      shapes.push_back(e.toTensor().sizes());
+    }
     std::vector<int64_t> acc;
     bool ok = true;
     try {
@@ -226,6 +233,17 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
       }
     }
     if (op != "index" && op != "_unsafe_index") index_put_values_check(args, acc);
+    return;
+  }
+  if (op == "index_fill" || op == "index_fill_") {
+    // CPU fills through a Scalar of self's type: a complex value into a real tensor is refused
+    auto vi = arg_index(schema, "value");
+    if (!vi || *vi >= args.size() || !args[0].isTensor() || !args[0].toTensor().defined()) return;
+    const c10::IValue& v = args[*vi];
+    bool complex_value = v.isScalar() ? v.toScalar().isComplex()
+                                      : v.isTensor() && v.toTensor().defined() && v.toTensor().is_complex();
+    TORCH_CHECK(!complex_value || args[0].toTensor().is_complex(),
+                "index_fill_(): Converting complex Scalar to non-complex type is not supported");
     return;
   }
   if (op == "var" || op == "std" || op == "var_mean" || op == "std_mean") {
@@ -387,16 +405,16 @@ void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue
               " can't be cast to the desired output type ", self.scalar_type());
 }
 
-void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+std::string index_put_dtype_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
   const std::string& n = schema.name();
   if (n != "aten::index_put" && n != "aten::index_put_" && n != "aten::_index_put_impl_" &&
       n != "aten::_index_put_impl")
-    return;
+    return "";
   if (args.size() < 3 || !args[0].isTensor() || !args[2].isTensor() || !args[0].toTensor().defined() ||
       !args[2].toTensor().defined())
-    return;
+    return "";
   at::ScalarType d = args[0].toTensor().scalar_type(), v = args[2].toTensor().scalar_type();
-  if (d == v) return;
+  if (d == v) return "";
   // x[mask] = v with one value: Python's indexing calls masked_fill_ there on
   // CPU (any dtype), so a mask index with a one-element value passes
   bool mask = false;
@@ -405,8 +423,9 @@ void index_put_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
       if (e.isTensor() && e.toTensor().defined() &&
           (e.toTensor().scalar_type() == at::kBool || e.toTensor().scalar_type() == at::kByte))
         mask = true;
-  TORCH_CHECK(mask && args[2].toTensor().numel() == 1, "Index put requires the source and destination dtypes match, got ",
-              d, " for the destination and ", v, " for the source.");
+  if (mask && args[2].toTensor().numel() == 1) return "";
+  return c10::str("Index put requires the source and destination dtypes match, got ", d, " for the destination and ",
+                  v, " for the source.");
 }
 
 }  // namespace torch_tpu
