@@ -6,6 +6,7 @@
 // lowering raise (or run on the CPU when the user asked for that).
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/SmallVector.h>
+#include <c10/util/accumulate.h>
 #include <torch/library.h>
 
 #include <deque>
@@ -36,6 +37,7 @@ struct OpInfo {
   bool scalar_class_key;            // the meta key holds Scalars' classes, not values (see below)
   std::vector<ScalarConversion> scalars;  // the Scalars CPU's kernel converts (overflow checks)
   uint32_t out_dtype_rule;          // TT_LF_OUT_SAME_DTYPE / TT_LF_OUT_RESULT_DTYPE, or 0
+  bool out_keeps_shape;             // an out= of the result's numel is not resized (TT_LF_OUT_KEEPS_SHAPE)
 };
 
 const OpInfo& op_info(const c10::OperatorHandle& op) {
@@ -56,7 +58,7 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
               (facts & TT_LF_HOST_SIZE) != 0, mask_indices, (facts & TT_LF_LU_OF_TRANSPOSE) != 0,
               scalar_class_key_op(op, on.name),
               scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr),
-              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE)};
+              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE), (facts & TT_LF_OUT_KEEPS_SHAPE) != 0};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -149,12 +151,17 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   return out;
 }
 
-MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+// flat_outs (TT_LF_OUT_KEEPS_SHAPE): out= tensors reach the meta kernel as 1-D
+// tensors of their numel, the range factories' result shape, so that it does
+// not resize them (nor warn that it does) where CPU's kernel would not.
+MetaResult run_meta_with(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, bool flat_outs) {
   const auto& schema = op.schema();
   torch::jit::Stack meta;
   meta.reserve(args.size());
   for (size_t i = 0; i < args.size(); i++) {
     if (is_host_scalars(schema.arguments()[i], args[i])) meta.push_back(args[i]);
+    else if (flat_outs && schema.arguments()[i].is_out() && args[i].isTensor() && args[i].toTensor().defined())
+      meta.push_back(at::empty({args[i].toTensor().numel()}, args[i].toTensor().options().device(at::kMeta)));
     else if (host_value_as_meta(schema, i, args[i]))
       meta.push_back(at::empty({}, args[i].toTensor().options().device(at::kMeta)));
     else meta.push_back(to_meta(args[i]));
@@ -174,6 +181,10 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     r.values.push_back(value ? v : c10::IValue());
   }
   return r;
+}
+
+MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  return run_meta_with(op, args, false);
 }
 
 // An out= overload without a meta kernel (e.g. _native_batch_norm_legit.out):
@@ -217,9 +228,10 @@ bool functional_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> a
 // histc): CPU raises none for these ops and the lowerings are deterministic.
 // Such a call is rerun with the alerts off. The flag is process-wide, so this
 // rare path holds a lock and restores it at once.
-MetaResult run_meta_no_cuda_alerts(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+MetaResult run_meta_no_cuda_alerts(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                    bool flat_outs) {
   try {
-    return run_meta(op, args);
+    return run_meta_with(op, args, flat_outs);
   } catch (const std::exception& e) {
     auto& ctx = at::globalContext();
     if (!ctx.deterministicAlgorithms() ||
@@ -235,7 +247,7 @@ MetaResult run_meta_no_cuda_alerts(const c10::OperatorHandle& op, c10::ArrayRef<
     bool w;
     ~Restore() { at::globalContext().setDeterministicAlgorithms(true, w); }
   } restore{warn_only};
-  return run_meta(op, args);
+  return run_meta_with(op, args, flat_outs);
 }
 
 std::atomic<int64_t> g_meta_hits{0}, g_meta_misses{0};
@@ -263,7 +275,7 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
   if (info.out_dtype_rule) cpu_out_dtype_checks(op, args, info.out_dtype_rule == TT_LF_OUT_SAME_DTYPE, run_meta);
   if (!meta_rule_before(op.schema(), args, r)) {
     try {
-      r = run_meta_no_cuda_alerts(op, args);  // throws PyTorch's errors for bad input
+      r = run_meta_no_cuda_alerts(op, args, info.out_keeps_shape);  // throws PyTorch's errors for bad input
     } catch (const c10::NotImplementedError&) {
       // No meta kernel: the bridge's rule for the op, else (e.g.
       // _fused_adam_.tensor_lr) an op that returns nothing only rewrites its
@@ -575,7 +587,9 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
     flatten_tensors(args[i], real);
     const auto& m = mr.mut[i];
     for (size_t k = 0; k < real.size(); k++) {
-      if (k < m.size() && real[k].sizes() != c10::IntArrayRef(m[k].sizes)) {
+      bool keep = info.out_keeps_shape && is_out[i] && k < m.size() &&
+                  real[k].numel() == c10::multiply_integers(m[k].sizes);  // the lowering reshapes
+      if (k < m.size() && real[k].sizes() != c10::IntArrayRef(m[k].sizes) && !keep) {
         real[k].resize_(m[k].sizes);
         if (real[k].strides() != c10::IntArrayRef(m[k].strides)) real[k].as_strided_(m[k].sizes, m[k].strides);
       }

@@ -95,6 +95,11 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
 #define TT_LF_OUT_RESULT_DTYPE 0x200u /* the functional form's result dtype: a generated out=
                                          wrapper ("Expected out tensor to have dtype float, but
                                          got double instead") */
+/* CPU's out= kernel resizes out only when its numel differs (the range factories: arange,
+   range, linspace, logspace): an out of the result's numel keeps its shape and strides and
+   takes the values in row-major order, where PyTorch's meta kernels (its Python references)
+   resize it to the result's shape. */
+#define TT_LF_OUT_KEEPS_SHAPE 0x400u
 /* The flags a fact may give an op that has no lowering (see tt_lower_fact_t). */
 #define TT_LF_FACT_ONLY TT_LF_HOST_OP
 

@@ -260,6 +260,11 @@ const tt_lower_entry_t tt_lower_create[] = {
     {"aten::arange.start_out", lower_arange, AR(0, 2), 0},
     {"aten::arange.out", lower_arange, AR(0xff, 0xff), 0},
     {"aten::arange", lower_arange, AR(0xff, 0xff), 0},
+    /* range: arange with the end included (the size is the meta kernel's) */
+    {"aten::range.out", lower_arange, AR(0, 2), 0},
+    {"aten::range.out_", lower_arange, AR(0, 0xff), 0},
+    {"aten::range.step", lower_arange, AR(0, 2), 0},
+    {"aten::range", lower_arange, AR(0, 0xff), 0},
     {"aten::arange.start", lower_arange, AR(0, 0xff), 0},
     {"aten::arange.start_step", lower_arange, AR(0, 2), 0},
     {"aten::linspace", lower_linspace, 0, 0},
@@ -302,6 +307,8 @@ const tt_lower_fact_t tt_lower_create_facts[] = {
     TT_FACT("aten::zero", TT_LF_COMPLEX), TT_FACT("aten::zero_", TT_LF_COMPLEX),
     TT_FACT("aten::eye", TT_LF_COMPLEX), TT_FACT("aten::normal_", TT_LF_COMPLEX),
     TT_FACT("aten::uniform_", TT_LF_COMPLEX), TT_FACT("aten::linspace", TT_LF_COMPLEX),
+    TT_FACT("aten::linspace", TT_LF_OUT_KEEPS_SHAPE), TT_FACT("aten::arange", TT_LF_OUT_KEEPS_SHAPE),
+    TT_FACT("aten::range", TT_LF_OUT_KEEPS_SHAPE),
     /* compile-time bucketing (tt_lower_bucket_t), per overload as torch.compile's graphs call
      * them; factories without a lowering here are PyTorch's kernels over fill / empty */
     TT_FACT_BUCKET("aten::ones.default", TT_BUCKET_CREATE),

@@ -210,5 +210,6 @@ const tt_lower_fact_t tt_lower_index_more_misc_facts[] = {
     TT_FACT("aten::unfold_backward", TT_LF_COMPLEX), TT_FACT("aten::_assert_async", TT_LF_COMPLEX),
     TT_FACT("aten::_functional_assert_async", TT_LF_COMPLEX),
     TT_FACT("aten::renorm", TT_LF_COMPLEX), TT_FACT("aten::renorm_", TT_LF_COMPLEX),
+    TT_FACT("aten::logspace", TT_LF_OUT_KEEPS_SHAPE),
 };
 const int tt_lower_index_more_misc_facts_count = TT_TABLE_COUNT(tt_lower_index_more_misc_facts);
