@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "disk_cache.h"
@@ -18,6 +19,7 @@
 #define TT_DISK_CACHE_MAX_FILE ((int64_t)1 << 34) /* 16 GiB: anything larger is not ours */
 #define LIST_MAGIC "TTLIST1\n"
 #define LIST_MAGIC_LEN 8
+#define TEMP_STALE_SECONDS 3600 /* a temporary file this old was left by a writer that died */
 
 /* An entry of the start-up list, as the loading thread goes through it:
  * WAITING -> LOADING -> LOADED (exec and key set) -> DONE (taken by a get),
@@ -31,16 +33,22 @@ typedef struct {
   tt_pjrt_exec_t* exec;  /* owned while LOADED */
 } pf_slot_t;
 
-/* Thread rules: the strings are immutable after open; counters are atomic;
- * the start-up list's state (used, departed, slots, stop) is guarded by mu. */
+/* Thread rules: the strings and max_bytes are immutable after open;
+ * counters are atomic; the estimate of the directory's size is guarded by
+ * bound_mu, the start-up list's state (used, departed, slots, stop) by mu. */
 struct tt_disk_cache {
   tt_pjrt_t* p;    /* borrowed: the client entries are loaded into */
   char* dir;       /* owned */
   char* ident;     /* owned: plugin identity + compile options, as stored in entries */
   size_t ident_len;
   uint64_t seed;   /* hash of ident: the names of this identity's entries */
-  _Atomic int64_t hits, misses, writes, rejected, errors, prefetched;
+  _Atomic int64_t hits, misses, writes, rejected, errors, prefetched, evictions;
   _Atomic uint64_t tmp_serial; /* unique temporary names within the process */
+
+  int64_t max_bytes;        /* TORCH_TPU_CACHE_MAX_SIZE; 0: no bound */
+  int64_t est_bytes;        /* our files in the directory, as last scanned + what this
+                             * process put since; -1: not scanned yet (the first put scans) */
+  pthread_mutex_t bound_mu; /* est_bytes, and one scan at a time in this process */
 
   char* list_path;  /* owned; NULL: no start-up list (no command line to name it by) */
   uint64_t list_name;
@@ -86,12 +94,18 @@ static bool is_hex16(const char* s) {
 static bool is_our_suffix(const char* s, char end) {
   return (!strncmp(s, ".ttexec", 7) || !strncmp(s, ".ttlist", 7)) && s[7] == end;
 }
-static bool is_our_file(const char* name) {
+static bool is_our_entry(const char* name) { /* an entry or a start-up list */
+  return strlen(name) == 23 && is_hex16(name) && is_our_suffix(name + 16, 0);
+}
+static bool is_our_temp(const char* name) {
   size_t n = strlen(name);
-  if (n == 23 && is_hex16(name) && is_our_suffix(name + 16, 0)) return true;
   return n > 29 && name[0] == '.' && is_hex16(name + 1) && is_our_suffix(name + 17, '.') &&
          !strcmp(name + n - 4, ".tmp");
 }
+static bool is_our_file(const char* name) { return is_our_entry(name) || is_our_temp(name); }
+
+/* A hit: the file's time says it was used now, for every process's bound. */
+static void touch(const char* path) { (void)utimensat(AT_FDCWD, path, NULL, 0); }
 
 /* Opens a new temporary file beside the entries (suffix "ttexec" or
  * "ttlist"); its path goes to tmp. */
@@ -100,22 +114,122 @@ static int open_temp(tt_disk_cache_t* c, uint64_t h, const char* suffix, tt_sbuf
   tt_sbuf_printf(tmp, "%s/.%016llx.%s.%ld.%llu.tmp", c->dir, (unsigned long long)h, suffix,
                  (long)getpid(), n);
   if (tmp->oom) return -1;
-  return open(tmp->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = open(tmp->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) (void)fchmod(fd, 0600); /* whatever the umask: read and written by this user only */
+  return fd;
 }
 
 /* ---- open / close ------------------------------------------------------------------------ */
-/* mkdir -p, mode 0700 for what it creates; true if `path` is a directory. */
-static bool make_dirs(char* path) {
+/* One mkdir of mkdir -p: mode 0700 whatever the umask. Sets *created to the
+ * length of `path` if it made the first directory so far. */
+static bool make_dir(char* path, size_t len, size_t* created) {
+  if (mkdir(path, 0700) != 0) return errno == EEXIST;
+  (void)chmod(path, 0700);
+  if (*created == SIZE_MAX) *created = len;
+  return true;
+}
+
+/* mkdir -p; true if `path` is a directory. *created: the length of the
+ * first directory it made (its parents were there), or SIZE_MAX. */
+static bool make_dirs(char* path, size_t* created) {
+  *created = SIZE_MAX;
   for (char* s = path + 1; *s; s++) {
     if (*s != '/') continue;
     *s = 0;
-    int r = mkdir(path, 0700);
+    bool ok = make_dir(path, (size_t)(s - path), created);
     *s = '/';
-    if (r != 0 && errno != EEXIST) return false;
+    if (!ok) return false;
   }
-  if (mkdir(path, 0700) != 0 && errno != EEXIST) return false;
+  if (!make_dir(path, strlen(path), created)) return false;
   struct stat sb;
   return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* ---- trust: the directory holds code this process runs ------------------------------------ */
+/* Whoever can write the directory chooses what a get loads: a directory
+ * is trusted if it is this user's and no one else may write it (what ssh
+ * asks of its files). A symbolic link must be this user's and lead to such
+ * a directory. False with the reason appended to why. */
+static bool dir_trusted(const char* path, tt_sbuf_t* why) {
+  struct stat sb;
+  const char* is = "is";
+  if (lstat(path, &sb) != 0) {
+    tt_sbuf_printf(why, "cannot stat %s: %s", path, strerror(errno));
+    return false;
+  }
+  if (S_ISLNK(sb.st_mode)) {
+    is = "leads to a directory";
+    if (sb.st_uid != geteuid()) is = "is a symbolic link";
+    else if (stat(path, &sb) != 0) {
+      tt_sbuf_printf(why, "cannot stat %s: %s", path, strerror(errno));
+      return false;
+    }
+  }
+  unsigned mode = (unsigned)sb.st_mode & 07777;
+  if (sb.st_uid != geteuid())
+    tt_sbuf_printf(why, "%s %s owned by uid %ld, not by this user (uid %ld)", path, is,
+                   (long)sb.st_uid, (long)geteuid());
+  else if (!S_ISDIR(sb.st_mode)) tt_sbuf_printf(why, "%s is not a directory", path);
+  else if (mode & S_IWOTH) tt_sbuf_printf(why, "%s %s writable by other users (mode %04o)", path, is, mode);
+  else if (mode & S_IWGRP) tt_sbuf_printf(why, "%s %s writable by its group (mode %04o)", path, is, mode);
+  else return true;
+  return false;
+}
+
+/* The directory, and those of its parents that open created (from the
+ * prefix of `created` bytes on): each must be trusted. */
+static bool dirs_trusted(char* path, size_t created, tt_sbuf_t* why) {
+  for (char* s = path + (created < strlen(path) ? created : strlen(path)); *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    bool ok = dir_trusted(path, why);
+    *s = '/';
+    if (!ok) return false;
+  }
+  return dir_trusted(path, why);
+}
+
+/* Opens the directory named by dir, TORCH_TPU_CACHE_DIR or the default
+ * into c->dir if it is usable and trusted; says why not on stderr when it
+ * is not trusted. */
+static bool open_dir(tt_disk_cache_t* c, const char* dir) {
+  tt_sbuf_t d, why;
+  tt_sbuf_init(&d);
+  tt_sbuf_init(&why);
+  if (!dir || !*dir) dir = tt_env_get(TT_ENV_CACHE_DIR);
+  if (dir && *dir) {
+    tt_sbuf_append(&d, dir);
+  } else {
+    const char* home = getenv("HOME");
+    if (!home || !*home) return false;
+    tt_sbuf_printf(&d, "%s/.cache/torch_tpu", home);
+  }
+  while (!d.oom && d.len > 1 && d.data[d.len - 1] == '/') d.data[--d.len] = 0;
+  size_t created = SIZE_MAX;
+  bool ok = !d.oom && make_dirs(d.data, &created);
+  if (ok && !dirs_trusted(d.data, created, &why)) {
+    fprintf(stderr, "[torch_tpu] compilation cache disabled: %s; using the memory cache only\n",
+            why.oom ? d.data : why.data);
+    ok = false;
+  }
+  tt_sbuf_free(&why);
+  if (!ok) {
+    tt_sbuf_free(&d);
+    return false;
+  }
+  c->dir = d.data;
+  return true;
+}
+
+/* TORCH_TPU_CACHE_MAX_SIZE; a value that does not parse: the default, said once. */
+static int64_t max_bytes_from_env(void) {
+  int64_t b = tt_env_bytes(TT_ENV_CACHE_MAX_SIZE, TT_DISK_CACHE_MAX_SIZE_DEFAULT);
+  if (b >= 0) return b;
+  static atomic_flag warned = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&warned))
+    fprintf(stderr, "[torch_tpu] TORCH_TPU_CACHE_MAX_SIZE=%s is not a byte count (such as 4G or "
+            "500M): the disk cache keeps to the default, 4G\n", tt_env_get(TT_ENV_CACHE_MAX_SIZE));
+  return TT_DISK_CACHE_MAX_SIZE_DEFAULT;
 }
 
 /* Can we create files there? (access() says yes to root even where it
@@ -135,25 +249,17 @@ static bool can_write(tt_disk_cache_t* c) {
 tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   if (!p || !tt_env_flag(TT_ENV_DISK_CACHE) || !tt_pjrt_can_serialize(p)) return NULL;
   tt_disk_cache_t* c = calloc(1, sizeof(*c));
-  tt_sbuf_t d, id;
-  tt_sbuf_init(&d);
+  tt_sbuf_t id;
   tt_sbuf_init(&id);
   if (!c) goto fail;
   c->p = p;
+  c->pid = getpid();
+  c->max_bytes = max_bytes_from_env();
+  c->est_bytes = -1;
   pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->bound_mu, NULL);
   pthread_cond_init(&c->loaded, NULL);
-  if (!dir || !*dir) dir = tt_env_get(TT_ENV_CACHE_DIR);
-  if (dir && *dir) {
-    tt_sbuf_append(&d, dir);
-  } else {
-    const char* home = getenv("HOME");
-    if (!home || !*home) goto fail;
-    tt_sbuf_printf(&d, "%s/.cache/torch_tpu", home);
-  }
-  while (!d.oom && d.len > 1 && d.data[d.len - 1] == '/') d.data[--d.len] = 0;
-  if (d.oom || !make_dirs(d.data)) goto fail;
-  c->dir = d.data;
-  d.data = NULL;
+  if (!open_dir(c, dir)) goto fail;
 
   char buf[PATH_MAX + 1024];
   tt_status_t st = tt_pjrt_identity(p, buf, sizeof(buf));
@@ -178,7 +284,6 @@ tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   start_list(c);
   return c;
 fail:
-  tt_sbuf_free(&d);
   tt_sbuf_free(&id);
   tt_disk_cache_close(c);
   return NULL;
@@ -201,6 +306,7 @@ void tt_disk_cache_close(tt_disk_cache_t* c) {
   free(c->list_path);
   pthread_cond_destroy(&c->loaded);
   pthread_mutex_destroy(&c->mu);
+  pthread_mutex_destroy(&c->bound_mu);
   free(c->dir);
   free(c->ident);
   free(c);
@@ -217,6 +323,7 @@ void tt_disk_cache_stats(tt_disk_cache_t* c, tt_disk_cache_stats_t* out) {
   out->rejected = atomic_load(&c->rejected);
   out->errors = atomic_load(&c->errors);
   out->prefetched = atomic_load(&c->prefetched);
+  out->evictions = atomic_load(&c->evictions);
 }
 
 /* ---- the file format --------------------------------------------------------------------- */
@@ -321,6 +428,7 @@ static void read_list(tt_disk_cache_t* c) {
   }
   free(f);
   if (!names) return;
+  touch(c->list_path); /* used: kept by the bound */
   c->old = names;
   c->nold = (int)count;
 }
@@ -452,7 +560,6 @@ static tt_pjrt_exec_t* take_loaded(tt_disk_cache_t* c, uint64_t name, const void
 /* At open: names the list by the command line and the identity, reads it,
  * and starts the thread on its entries. */
 static void start_list(tt_disk_cache_t* c) {
-  c->pid = getpid();
   int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   unsigned char cmd[16384];
@@ -496,26 +603,133 @@ void tt_disk_cache_wait_loaded(tt_disk_cache_t* c) {
   pthread_mutex_unlock(&c->mu);
 }
 
+/* ---- the bound (TORCH_TPU_CACHE_MAX_SIZE) -------------------------------------------------- */
+/* A file of ours in the directory: an entry or a start-up list. */
+typedef struct {
+  char name[24];
+  struct timespec used; /* mtime: written, or last hit (touch) */
+  int64_t size;
+} dir_file_t;
+
+/* Appends a file to the growing array *files (owned by the caller). */
+static bool push_file(dir_file_t** files, size_t* n, size_t* cap, const char* name,
+                      const struct stat* sb) {
+  if (*n == *cap) {
+    size_t cap2 = *cap ? 2 * *cap : 256;
+    dir_file_t* f = realloc(*files, cap2 * sizeof(*f));
+    if (!f) return false;
+    *files = f;
+    *cap = cap2;
+  }
+  dir_file_t* f = &(*files)[(*n)++];
+  snprintf(f->name, sizeof(f->name), "%s", name);
+  f->used = sb->st_mtim;
+  f->size = (int64_t)sb->st_size;
+  return true;
+}
+
+/* The bytes of our entries and lists in the directory (regular files
+ * only), listed in *files if files is not NULL (owned by the caller; NULL
+ * on failure); removes temporary files a dead writer left. -1: the
+ * directory cannot be listed, or no memory for the list. */
+static int64_t scan_dir(tt_disk_cache_t* c, dir_file_t** files, size_t* n) {
+  size_t cap = 0;
+  if (files) {
+    *files = NULL;
+    *n = 0;
+  }
+  DIR* d = opendir(c->dir);
+  if (!d) return -1;
+  int64_t total = 0;
+  time_t stale = time(NULL) - TEMP_STALE_SECONDS;
+  for (struct dirent* ent; total >= 0 && (ent = readdir(d));) {
+    struct stat sb;
+    if (!is_our_file(ent->d_name) || fstatat(dirfd(d), ent->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(sb.st_mode))
+      continue; /* not ours, or removed meanwhile */
+    if (is_our_temp(ent->d_name)) {
+      if (sb.st_mtime < stale) (void)unlinkat(dirfd(d), ent->d_name, 0);
+      continue;
+    }
+    total += (int64_t)sb.st_size;
+    if (files && !push_file(files, n, &cap, ent->d_name, &sb)) total = -1;
+  }
+  closedir(d);
+  if (total < 0 && files) {
+    free(*files);
+    *files = NULL;
+  }
+  return total;
+}
+
+static int older_first(const void* a, const void* b) {
+  const struct timespec *x = &((const dir_file_t*)a)->used, *y = &((const dir_file_t*)b)->used;
+  if (x->tv_sec != y->tv_sec) return x->tv_sec < y->tv_sec ? -1 : 1;
+  if (x->tv_nsec != y->tv_nsec) return x->tv_nsec < y->tv_nsec ? -1 : 1;
+  return strcmp(((const dir_file_t*)a)->name, ((const dir_file_t*)b)->name);
+}
+
+/* Scans the directory; past the bound, removes the least recently used
+ * files until it is within 90% of it (not a removal at every put). A file
+ * another process removed first counts as gone, not as our eviction.
+ * Called with bound_mu held. */
+static void enforce_bound(tt_disk_cache_t* c) {
+  dir_file_t* files = NULL;
+  size_t n = 0;
+  int64_t total = scan_dir(c, &files, &n);
+  if (total < 0) return; /* the estimate stands: the next put scans again */
+  if (total > c->max_bytes) {
+    int64_t target = c->max_bytes - c->max_bytes / 10;
+    qsort(files, n, sizeof(*files), older_first);
+    tt_sbuf_t path;
+    tt_sbuf_init(&path);
+    for (size_t i = 0; i < n && total > target; i++) {
+      tt_sbuf_clear(&path);
+      tt_sbuf_printf(&path, "%s/%s", c->dir, files[i].name);
+      if (path.oom) break;
+      if (unlink(path.data) == 0) atomic_fetch_add(&c->evictions, 1);
+      else if (errno != ENOENT) continue; /* still there */
+      total -= files[i].size;
+    }
+    tt_sbuf_free(&path);
+  }
+  free(files);
+  c->est_bytes = total;
+}
+
+/* After a put of `bytes`: the estimate grows (the first put scans); past
+ * the bound, enforce_bound. A forked child leaves it to its parent (the
+ * lock may be held by a thread it does not have). */
+static void account_put(tt_disk_cache_t* c, int64_t bytes) {
+  if (!c->max_bytes || getpid() != c->pid) return;
+  pthread_mutex_lock(&c->bound_mu);
+  if (c->est_bytes < 0) c->est_bytes = scan_dir(c, NULL, NULL); /* this put included */
+  else c->est_bytes += bytes;
+  if (c->est_bytes > c->max_bytes) enforce_bound(c);
+  pthread_mutex_unlock(&c->bound_mu);
+}
+
 /* ---- get / put --------------------------------------------------------------------------- */
 tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
                               tt_pjrt_exec_t** out) {
   *out = NULL;
   if (!c) return NULL;
   uint64_t name = entry_hash(c, key, len);
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  entry_path_named(c, name, &path);
   *out = take_loaded(c, name, key, len);
   if (*out) {
     atomic_fetch_add(&c->hits, 1);
     atomic_fetch_add(&c->prefetched, 1);
+    if (!path.oom) touch(path.data);
+    tt_sbuf_free(&path);
     note_use(c, name);
     return NULL;
   }
-  tt_sbuf_t path;
-  tt_sbuf_init(&path);
-  entry_path_named(c, name, &path);
   unsigned char* f = NULL;
   size_t n = 0, at = 0, plen = 0;
   read_result_t r = path.oom ? READ_ERROR : read_file(path.data, &f, &n);
-  tt_sbuf_free(&path);
   if (r == READ_OK && !entry_valid(c, f, n, key, len, &at, &plen)) r = READ_BAD;
   if (r == READ_OK) {
     tt_status_t st = tt_pjrt_exec_deserialize(c->p, f + at, plen, out);
@@ -523,6 +737,8 @@ tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
     tt_status_free(st);
   }
   free(f);
+  if (r == READ_OK) touch(path.data);
+  tt_sbuf_free(&path);
   if (r == READ_OK) {
     atomic_fetch_add(&c->hits, 1);
     note_use(c, name);
@@ -587,6 +803,7 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
   free(f);
   atomic_fetch_add(ok ? &c->writes : &c->errors, 1);
   if (ok) note_use(c, hash);
+  if (ok) account_put(c, (int64_t)n);
   return NULL;
 }
 
