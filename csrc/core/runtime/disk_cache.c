@@ -46,8 +46,8 @@ struct tt_disk_cache {
   _Atomic uint64_t tmp_serial; /* unique temporary names within the process */
 
   int64_t max_bytes;        /* TORCH_TPU_CACHE_MAX_SIZE; 0: no bound */
-  int64_t est_bytes;        /* our files in the directory, as last scanned + what this
-                             * process put since; -1: not scanned yet (the first put scans) */
+  int64_t est_bytes;        /* our files in the directory as last scanned (at least 90% of
+                             * the bound) + what this process put since; -1: not scanned yet */
   pthread_mutex_t bound_mu; /* est_bytes, and one scan at a time in this process */
 
   char* list_path;  /* owned; NULL: no start-up list (no command line to name it by) */
@@ -622,7 +622,7 @@ static bool push_file(dir_file_t** files, size_t* n, size_t* cap, const char* na
     *cap = cap2;
   }
   dir_file_t* f = &(*files)[(*n)++];
-  snprintf(f->name, sizeof(f->name), "%s", name);
+  memcpy(f->name, name, sizeof(f->name)); /* an entry's or list's name: 23 characters and NUL */
   f->used = sb->st_mtim;
   f->size = (int64_t)sb->st_size;
   return true;
@@ -672,14 +672,16 @@ static int older_first(const void* a, const void* b) {
 /* Scans the directory; past the bound, removes the least recently used
  * files until it is within 90% of it (not a removal at every put). A file
  * another process removed first counts as gone, not as our eviction.
- * Called with bound_mu held. */
+ * The estimate is then at least 90% of the bound: this process scans
+ * again after at most a tenth of the bound of its own puts, so what other
+ * processes put meanwhile is seen soon. Called with bound_mu held. */
 static void enforce_bound(tt_disk_cache_t* c) {
   dir_file_t* files = NULL;
   size_t n = 0;
   int64_t total = scan_dir(c, &files, &n);
+  int64_t target = c->max_bytes - c->max_bytes / 10;
   if (total < 0) return; /* the estimate stands: the next put scans again */
   if (total > c->max_bytes) {
-    int64_t target = c->max_bytes - c->max_bytes / 10;
     qsort(files, n, sizeof(*files), older_first);
     tt_sbuf_t path;
     tt_sbuf_init(&path);
@@ -694,18 +696,17 @@ static void enforce_bound(tt_disk_cache_t* c) {
     tt_sbuf_free(&path);
   }
   free(files);
-  c->est_bytes = total;
+  c->est_bytes = total > target ? total : target;
 }
 
-/* After a put of `bytes`: the estimate grows (the first put scans); past
- * the bound, enforce_bound. A forked child leaves it to its parent (the
- * lock may be held by a thread it does not have). */
+/* After a put of `bytes`: the estimate grows (the first put scans, this
+ * put included); past the bound, enforce_bound. A forked child leaves it
+ * to its parent (the lock may be held by a thread it does not have). */
 static void account_put(tt_disk_cache_t* c, int64_t bytes) {
   if (!c->max_bytes || getpid() != c->pid) return;
   pthread_mutex_lock(&c->bound_mu);
-  if (c->est_bytes < 0) c->est_bytes = scan_dir(c, NULL, NULL); /* this put included */
-  else c->est_bytes += bytes;
-  if (c->est_bytes > c->max_bytes) enforce_bound(c);
+  if (c->est_bytes < 0) enforce_bound(c);
+  else if ((c->est_bytes += bytes) > c->max_bytes) enforce_bound(c);
   pthread_mutex_unlock(&c->bound_mu);
 }
 

@@ -48,13 +48,15 @@
  * The bound. TORCH_TPU_CACHE_MAX_SIZE (bytes, K/M/G/T suffixes as powers
  * of 1024; default 4G; 0: no bound; a value that does not parse: the
  * default, with a warning) bounds the bytes of the directory's entries and
- * lists. The first put scans the directory for its size, later puts add
- * theirs to that estimate; when it passes the bound, the directory is
- * scanned again and, if it is over, the least recently used files go
- * (oldest mtime first: a put writes the file, a hit refreshes its time, so
- * the order holds across processes) until it is within 90% of the bound.
- * Another process's puts are seen at this process's next scan: with several
- * writers the directory can pass the bound by about one entry per other
+ * lists, not scanned at every put: the first put of a process scans the
+ * directory (readdir + fstatat), later puts add their bytes to an estimate,
+ * and when it passes the bound the directory is scanned again; if it is
+ * over, the least recently used files go (oldest mtime first: a put writes
+ * the file, a hit refreshes its time, so the order holds across processes)
+ * until it is within 90% of the bound. After a scan the estimate is at
+ * least 90% of the bound, so a process scans again after at most a tenth
+ * of the bound of its own puts: with several processes writing at once the
+ * directory passes the bound by at most about a tenth of it per other
  * writer. Removing a file another process reads is harmless (it keeps its
  * descriptor); one another process removed first is not an error. Only
  * files whose names match the patterns above are removed, and temporary

@@ -1102,8 +1102,8 @@ static void check_concurrent(int i) {
 static void test_concurrent_writers(void) { FOR_EACH_PLUGIN(check_concurrent); }
 
 /* The same two writers under a bound of about ten entries: the directory
- * ends within it, give or take an entry of the other writer's, and every
- * entry left loads and computes. */
+ * ends within it, give or take the tenth of it the other writer may have
+ * put since this one's last scan, and every entry left loads and computes. */
 static void check_concurrent_bound(int i) {
   char dir[512], size[32];
   subdir(dir, sizeof(dir), i, "concurrent-bound");
@@ -1144,7 +1144,7 @@ static void check_concurrent_bound(int i) {
          total, largest);
   TT_CHECK(wrong == 0 && s.rejected == 0 && s.errors == 0);
   TT_CHECK(hits == entries && entries >= 5 && entries < 2 * WRITER_PUTS / 2);
-  TT_CHECK(total <= bound + largest && others == 0);
+  TT_CHECK(total <= bound + bound / 10 && others == 0);
 }
 static void test_concurrent_bound(void) { FOR_EACH_PLUGIN(check_concurrent_bound); }
 
