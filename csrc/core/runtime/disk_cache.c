@@ -830,6 +830,11 @@ static void drop_loaded(tt_disk_cache_t* c) {
 tt_status_t tt_disk_cache_clear(tt_disk_cache_t* c) {
   if (!c) return NULL;
   drop_loaded(c);
+  if (getpid() == c->pid) { /* the next put scans the emptied directory */
+    pthread_mutex_lock(&c->bound_mu);
+    c->est_bytes = -1;
+    pthread_mutex_unlock(&c->bound_mu);
+  }
   DIR* d = opendir(c->dir);
   if (!d) return tt_status_make(TT_UNAVAILABLE, "cannot list %s: %s", c->dir, strerror(errno));
   tt_status_t st = NULL;
