@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "disk_cache.h"
@@ -19,7 +18,6 @@
 #define TT_DISK_CACHE_MAX_FILE ((int64_t)1 << 34) /* 16 GiB: anything larger is not ours */
 #define LIST_MAGIC "TTLIST1\n"
 #define LIST_MAGIC_LEN 8
-#define TEMP_STALE_SECONDS 3600 /* a temporary file this old was left by a writer that died */
 
 /* An entry of the start-up list, as the loading thread goes through it:
  * WAITING -> LOADING -> LOADED (exec and key set) -> DONE (taken by a get),
@@ -85,25 +83,6 @@ void tt_disk_cache_entry_path(const tt_disk_cache_t* c, const void* key, size_t 
   if (c) entry_path_named(c, entry_hash(c, key, len), out);
 }
 
-static bool is_hex16(const char* s) {
-  for (int i = 0; i < 16; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-  return true;
-}
-/* "<hex>.ttexec", "<hex>.ttlist", or ".<hex>.ttexec|ttlist.<pid>.<n>.tmp" */
-static bool is_our_suffix(const char* s, char end) {
-  return (!strncmp(s, ".ttexec", 7) || !strncmp(s, ".ttlist", 7)) && s[7] == end;
-}
-static bool is_our_entry(const char* name) { /* an entry or a start-up list */
-  return strlen(name) == 23 && is_hex16(name) && is_our_suffix(name + 16, 0);
-}
-static bool is_our_temp(const char* name) {
-  size_t n = strlen(name);
-  return n > 29 && name[0] == '.' && is_hex16(name + 1) && is_our_suffix(name + 17, '.') &&
-         !strcmp(name + n - 4, ".tmp");
-}
-static bool is_our_file(const char* name) { return is_our_entry(name) || is_our_temp(name); }
-
 /* A hit: the file's time says it was used now, for every process's bound. */
 static void touch(const char* path) { (void)utimensat(AT_FDCWD, path, NULL, 0); }
 
@@ -120,107 +99,6 @@ static int open_temp(tt_disk_cache_t* c, uint64_t h, const char* suffix, tt_sbuf
 }
 
 /* ---- open / close ------------------------------------------------------------------------ */
-/* One mkdir of mkdir -p: mode 0700 whatever the umask. Sets *created to the
- * length of `path` if it made the first directory so far. */
-static bool make_dir(char* path, size_t len, size_t* created) {
-  if (mkdir(path, 0700) != 0) return errno == EEXIST;
-  (void)chmod(path, 0700);
-  if (*created == SIZE_MAX) *created = len;
-  return true;
-}
-
-/* mkdir -p; true if `path` is a directory. *created: the length of the
- * first directory it made (its parents were there), or SIZE_MAX. */
-static bool make_dirs(char* path, size_t* created) {
-  *created = SIZE_MAX;
-  for (char* s = path + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    bool ok = make_dir(path, (size_t)(s - path), created);
-    *s = '/';
-    if (!ok) return false;
-  }
-  if (!make_dir(path, strlen(path), created)) return false;
-  struct stat sb;
-  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-/* ---- trust: the directory holds code this process runs ------------------------------------ */
-/* Whoever can write the directory chooses what a get loads: a directory
- * is trusted if it is this user's and no one else may write it (what ssh
- * asks of its files). A symbolic link must be this user's and lead to such
- * a directory. False with the reason appended to why. */
-static bool dir_trusted(const char* path, tt_sbuf_t* why) {
-  struct stat sb;
-  const char* is = "is";
-  if (lstat(path, &sb) != 0) {
-    tt_sbuf_printf(why, "cannot stat %s: %s", path, strerror(errno));
-    return false;
-  }
-  if (S_ISLNK(sb.st_mode)) {
-    is = "leads to a directory";
-    if (sb.st_uid != geteuid()) is = "is a symbolic link";
-    else if (stat(path, &sb) != 0) {
-      tt_sbuf_printf(why, "cannot stat %s: %s", path, strerror(errno));
-      return false;
-    }
-  }
-  unsigned mode = (unsigned)sb.st_mode & 07777;
-  if (sb.st_uid != geteuid())
-    tt_sbuf_printf(why, "%s %s owned by uid %ld, not by this user (uid %ld)", path, is,
-                   (long)sb.st_uid, (long)geteuid());
-  else if (!S_ISDIR(sb.st_mode)) tt_sbuf_printf(why, "%s is not a directory", path);
-  else if (mode & S_IWOTH) tt_sbuf_printf(why, "%s %s writable by other users (mode %04o)", path, is, mode);
-  else if (mode & S_IWGRP) tt_sbuf_printf(why, "%s %s writable by its group (mode %04o)", path, is, mode);
-  else return true;
-  return false;
-}
-
-/* The directory, and those of its parents that open created (from the
- * prefix of `created` bytes on): each must be trusted. */
-static bool dirs_trusted(char* path, size_t created, tt_sbuf_t* why) {
-  for (char* s = path + (created < strlen(path) ? created : strlen(path)); *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    bool ok = dir_trusted(path, why);
-    *s = '/';
-    if (!ok) return false;
-  }
-  return dir_trusted(path, why);
-}
-
-/* Opens the directory named by dir, TORCH_TPU_CACHE_DIR or the default
- * into c->dir if it is usable and trusted; says why not on stderr when it
- * is not trusted. */
-static bool open_dir(tt_disk_cache_t* c, const char* dir) {
-  tt_sbuf_t d, why;
-  tt_sbuf_init(&d);
-  tt_sbuf_init(&why);
-  if (!dir || !*dir) dir = tt_env_get(TT_ENV_CACHE_DIR);
-  if (dir && *dir) {
-    tt_sbuf_append(&d, dir);
-  } else {
-    const char* home = getenv("HOME");
-    if (!home || !*home) return false;
-    tt_sbuf_printf(&d, "%s/.cache/torch_tpu", home);
-  }
-  while (!d.oom && d.len > 1 && d.data[d.len - 1] == '/') d.data[--d.len] = 0;
-  size_t created = SIZE_MAX;
-  bool ok = !d.oom && make_dirs(d.data, &created);
-  if (ok && !dirs_trusted(d.data, created, &why)) {
-    fprintf(stderr, "[torch_tpu] compilation cache disabled: %s; using the memory cache only\n",
-            why.oom ? d.data : why.data);
-    ok = false;
-  }
-  tt_sbuf_free(&why);
-  if (!ok) {
-    tt_sbuf_free(&d);
-    return false;
-  }
-  c->dir = d.data;
-  return true;
-}
-
 /* TORCH_TPU_CACHE_MAX_SIZE; a value that does not parse: the default, said once. */
 static int64_t max_bytes_from_env(void) {
   int64_t b = tt_env_bytes(TT_ENV_CACHE_MAX_SIZE, TT_DISK_CACHE_MAX_SIZE_DEFAULT);
@@ -259,7 +137,8 @@ tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   pthread_mutex_init(&c->mu, NULL);
   pthread_mutex_init(&c->bound_mu, NULL);
   pthread_cond_init(&c->loaded, NULL);
-  if (!open_dir(c, dir)) goto fail;
+  c->dir = tt__disk_dir_open(dir);
+  if (!c->dir) goto fail;
 
   char buf[PATH_MAX + 1024];
   tt_status_t st = tt_pjrt_identity(p, buf, sizeof(buf));
@@ -419,7 +298,7 @@ static void read_list(tt_disk_cache_t* c) {
     char hex[17];
     memcpy(hex, line, 16);
     hex[16] = 0;
-    if (!is_hex16(hex) || line[16] != '\n') {
+    if (!tt__disk_is_hex16(hex) || line[16] != '\n') {
       free(names);
       names = NULL;
       break;
@@ -604,99 +483,17 @@ void tt_disk_cache_wait_loaded(tt_disk_cache_t* c) {
 }
 
 /* ---- the bound (TORCH_TPU_CACHE_MAX_SIZE) -------------------------------------------------- */
-/* A file of ours in the directory: an entry or a start-up list. */
-typedef struct {
-  char name[24];
-  struct timespec used; /* mtime: written, or last hit (touch) */
-  int64_t size;
-} dir_file_t;
-
-/* Appends a file to the growing array *files (owned by the caller). */
-static bool push_file(dir_file_t** files, size_t* n, size_t* cap, const char* name,
-                      const struct stat* sb) {
-  if (*n == *cap) {
-    size_t cap2 = *cap ? 2 * *cap : 256;
-    dir_file_t* f = realloc(*files, cap2 * sizeof(*f));
-    if (!f) return false;
-    *files = f;
-    *cap = cap2;
-  }
-  dir_file_t* f = &(*files)[(*n)++];
-  memcpy(f->name, name, sizeof(f->name)); /* an entry's or list's name: 23 characters and NUL */
-  f->used = sb->st_mtim;
-  f->size = (int64_t)sb->st_size;
-  return true;
-}
-
-/* The bytes of our entries and lists in the directory (regular files
- * only), listed in *files if files is not NULL (owned by the caller; NULL
- * on failure); removes temporary files a dead writer left. -1: the
- * directory cannot be listed, or no memory for the list. */
-static int64_t scan_dir(tt_disk_cache_t* c, dir_file_t** files, size_t* n) {
-  size_t cap = 0;
-  if (files) {
-    *files = NULL;
-    *n = 0;
-  }
-  DIR* d = opendir(c->dir);
-  if (!d) return -1;
-  int64_t total = 0;
-  time_t stale = time(NULL) - TEMP_STALE_SECONDS;
-  for (struct dirent* ent; total >= 0 && (ent = readdir(d));) {
-    struct stat sb;
-    if (!is_our_file(ent->d_name) || fstatat(dirfd(d), ent->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(sb.st_mode))
-      continue; /* not ours, or removed meanwhile */
-    if (is_our_temp(ent->d_name)) {
-      if (sb.st_mtime < stale) (void)unlinkat(dirfd(d), ent->d_name, 0);
-      continue;
-    }
-    total += (int64_t)sb.st_size;
-    if (files && !push_file(files, n, &cap, ent->d_name, &sb)) total = -1;
-  }
-  closedir(d);
-  if (total < 0 && files) {
-    free(*files);
-    *files = NULL;
-  }
-  return total;
-}
-
-static int older_first(const void* a, const void* b) {
-  const struct timespec *x = &((const dir_file_t*)a)->used, *y = &((const dir_file_t*)b)->used;
-  if (x->tv_sec != y->tv_sec) return x->tv_sec < y->tv_sec ? -1 : 1;
-  if (x->tv_nsec != y->tv_nsec) return x->tv_nsec < y->tv_nsec ? -1 : 1;
-  return strcmp(((const dir_file_t*)a)->name, ((const dir_file_t*)b)->name);
-}
-
-/* Scans the directory; past the bound, removes the least recently used
- * files until it is within 90% of it (not a removal at every put). A file
- * another process removed first counts as gone, not as our eviction.
- * The estimate is then at least 90% of the bound: this process scans
- * again after at most a tenth of the bound of its own puts, so what other
- * processes put meanwhile is seen soon. Called with bound_mu held. */
+/* Trims the directory to the bound (disk_files.c), counts what it
+ * removed, and sets the estimate to what is left, at least 90% of the
+ * bound: this process scans again after at most a tenth of the bound of
+ * its own puts, so what other processes put meanwhile is seen soon.
+ * Called with bound_mu held. */
 static void enforce_bound(tt_disk_cache_t* c) {
-  dir_file_t* files = NULL;
-  size_t n = 0;
-  int64_t total = scan_dir(c, &files, &n);
+  int64_t evicted = 0;
+  int64_t total = tt__disk_dir_trim(c->dir, c->max_bytes, &evicted);
   int64_t target = c->max_bytes - c->max_bytes / 10;
-  if (total < 0) return; /* the estimate stands: the next put scans again */
-  if (total > c->max_bytes) {
-    qsort(files, n, sizeof(*files), older_first);
-    tt_sbuf_t path;
-    tt_sbuf_init(&path);
-    for (size_t i = 0; i < n && total > target; i++) {
-      tt_sbuf_clear(&path);
-      tt_sbuf_printf(&path, "%s/%s", c->dir, files[i].name);
-      if (path.oom) break;
-      if (unlink(path.data) == 0) atomic_fetch_add(&c->evictions, 1);
-      else if (errno != ENOENT) continue; /* still there */
-      total -= files[i].size;
-    }
-    tt_sbuf_free(&path);
-  }
-  free(files);
-  c->est_bytes = total > target ? total : target;
+  atomic_fetch_add(&c->evictions, evicted);
+  if (total >= 0) c->est_bytes = total > target ? total : target; /* else: the next put scans again */
 }
 
 /* After a put of `bytes`: the estimate grows (the first put scans, this
@@ -841,7 +638,7 @@ tt_status_t tt_disk_cache_clear(tt_disk_cache_t* c) {
   tt_sbuf_t path;
   tt_sbuf_init(&path);
   for (struct dirent* ent; (ent = readdir(d));) {
-    if (!is_our_file(ent->d_name)) continue;
+    if (!tt__disk_is_entry(ent->d_name) && !tt__disk_is_temp(ent->d_name)) continue;
     tt_sbuf_clear(&path);
     tt_sbuf_printf(&path, "%s/%s", c->dir, ent->d_name);
     if (!path.oom && unlink(path.data) != 0 && errno != ENOENT && !st)
