@@ -215,8 +215,10 @@ def _get_cache_stats():
     left), ``misses`` (compiled), ``compile_seconds``,
     ``disk_writes``, ``disk_rejected`` (entries found but refused: damaged,
     truncated, of another plugin; recompiled), ``disk_errors`` (I/O failures,
-    ignored), ``entries`` and ``evictions`` (tier 1), ``disk_dir`` (None when
-    tier 2 is off: ``TORCH_TPU_DISK_CACHE=0``, an unusable directory, or a
+    ignored), ``disk_evictions`` (files this process removed to keep the
+    directory within ``TORCH_TPU_CACHE_MAX_SIZE``), ``entries`` and
+    ``evictions`` (tier 1), ``disk_dir`` (None when tier 2 is off:
+    ``TORCH_TPU_DISK_CACHE=0``, an unusable or untrusted directory, or a
     plugin that cannot serialize), ``dumped`` (files in ``TORCH_TPU_DUMP_DIR``)."""
     s = _C._stats(-1)
     return {
@@ -229,6 +231,7 @@ def _get_cache_stats():
         "disk_writes": s["disk_writes"],
         "disk_rejected": s["disk_rejected"],
         "disk_errors": s["disk_errors"],
+        "disk_evictions": s.get("disk_evictions", 0),  # 0 from an extension built before the bound
         "entries": s["cache_entries"],
         "evictions": s["cache_evictions"],
         "disk_dir": s["disk_dir"],

@@ -59,6 +59,7 @@ py::dict stats(int device) {
   d["disk_rejected"] = s.disk_rejected;
   d["disk_prefetched"] = s.disk_prefetched;
   d["disk_errors"] = s.disk_errors;
+  d["disk_evictions"] = s.disk_evictions;
   d["dumped"] = s.dumped;
   const char* dir = tt_runtime_cache_dir(runtime());
   d["disk_dir"] = dir ? py::object(py::str(dir)) : py::object(py::none());

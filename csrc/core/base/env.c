@@ -59,6 +59,9 @@ static const tt_env_info_t k_env[] = {
     [TT_ENV_PJRT_LOG] = {"TORCH_TPU_PJRT_LOG", "0",
                          "1: show the informational lines the PJRT plugin logs while it loads and "
                          "creates its client (hidden by default; its warnings and errors always show)"},
+    [TT_ENV_CACHE_MAX_SIZE] = {"TORCH_TPU_CACHE_MAX_SIZE", "4G",
+                               "bytes the disk cache's entries may take (K, M, G: powers of 1024); "
+                               "beyond it the least recently used go; 0: no bound"},
 };
 _Static_assert(sizeof(k_env) / sizeof(k_env[0]) == TT_ENV_COUNT, "env table");
 

@@ -185,6 +185,7 @@ typedef enum tt_env_var {
   TT_ENV_CACHE_PREFETCH,     /* TORCH_TPU_CACHE_PREFETCH=0: no start-up loading of the disk cache */
   TT_ENV_CACHE_MAX_MAPS,     /* TORCH_TPU_CACHE_MAX_MAPS: memory maps compiled programs may bring the process to */
   TT_ENV_PJRT_LOG,           /* TORCH_TPU_PJRT_LOG=1: the plugin's start-up log lines on stderr */
+  TT_ENV_CACHE_MAX_SIZE,     /* TORCH_TPU_CACHE_MAX_SIZE: bytes of the disk cache's directory (4G; 0: no bound) */
   TT_ENV_COUNT,
 } tt_env_var_t;
 

@@ -31,16 +31,22 @@ typedef struct {
   tt_pjrt_exec_t* exec;  /* owned while LOADED */
 } pf_slot_t;
 
-/* Thread rules: the strings are immutable after open; counters are atomic;
- * the start-up list's state (used, departed, slots, stop) is guarded by mu. */
+/* Thread rules: the strings and max_bytes are immutable after open;
+ * counters are atomic; the estimate of the directory's size is guarded by
+ * bound_mu, the start-up list's state (used, departed, slots, stop) by mu. */
 struct tt_disk_cache {
   tt_pjrt_t* p;    /* borrowed: the client entries are loaded into */
   char* dir;       /* owned */
   char* ident;     /* owned: plugin identity + compile options, as stored in entries */
   size_t ident_len;
   uint64_t seed;   /* hash of ident: the names of this identity's entries */
-  _Atomic int64_t hits, misses, writes, rejected, errors, prefetched;
+  _Atomic int64_t hits, misses, writes, rejected, errors, prefetched, evictions;
   _Atomic uint64_t tmp_serial; /* unique temporary names within the process */
+
+  int64_t max_bytes;        /* TORCH_TPU_CACHE_MAX_SIZE; 0: no bound */
+  int64_t est_bytes;        /* our files in the directory as last scanned (at least 90% of
+                             * the bound) + what this process put since; -1: not scanned yet */
+  pthread_mutex_t bound_mu; /* est_bytes, and one scan at a time in this process */
 
   char* list_path;  /* owned; NULL: no start-up list (no command line to name it by) */
   uint64_t list_name;
@@ -77,21 +83,8 @@ void tt_disk_cache_entry_path(const tt_disk_cache_t* c, const void* key, size_t 
   if (c) entry_path_named(c, entry_hash(c, key, len), out);
 }
 
-static bool is_hex16(const char* s) {
-  for (int i = 0; i < 16; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-  return true;
-}
-/* "<hex>.ttexec", "<hex>.ttlist", or ".<hex>.ttexec|ttlist.<pid>.<n>.tmp" */
-static bool is_our_suffix(const char* s, char end) {
-  return (!strncmp(s, ".ttexec", 7) || !strncmp(s, ".ttlist", 7)) && s[7] == end;
-}
-static bool is_our_file(const char* name) {
-  size_t n = strlen(name);
-  if (n == 23 && is_hex16(name) && is_our_suffix(name + 16, 0)) return true;
-  return n > 29 && name[0] == '.' && is_hex16(name + 1) && is_our_suffix(name + 17, '.') &&
-         !strcmp(name + n - 4, ".tmp");
-}
+/* A hit: the file's time says it was used now, for every process's bound. */
+static void touch(const char* path) { (void)utimensat(AT_FDCWD, path, NULL, 0); }
 
 /* Opens a new temporary file beside the entries (suffix "ttexec" or
  * "ttlist"); its path goes to tmp. */
@@ -100,22 +93,21 @@ static int open_temp(tt_disk_cache_t* c, uint64_t h, const char* suffix, tt_sbuf
   tt_sbuf_printf(tmp, "%s/.%016llx.%s.%ld.%llu.tmp", c->dir, (unsigned long long)h, suffix,
                  (long)getpid(), n);
   if (tmp->oom) return -1;
-  return open(tmp->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = open(tmp->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) (void)fchmod(fd, 0600); /* whatever the umask: read and written by this user only */
+  return fd;
 }
 
 /* ---- open / close ------------------------------------------------------------------------ */
-/* mkdir -p, mode 0700 for what it creates; true if `path` is a directory. */
-static bool make_dirs(char* path) {
-  for (char* s = path + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    int r = mkdir(path, 0700);
-    *s = '/';
-    if (r != 0 && errno != EEXIST) return false;
-  }
-  if (mkdir(path, 0700) != 0 && errno != EEXIST) return false;
-  struct stat sb;
-  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+/* TORCH_TPU_CACHE_MAX_SIZE; a value that does not parse: the default, said once. */
+static int64_t max_bytes_from_env(void) {
+  int64_t b = tt_env_bytes(TT_ENV_CACHE_MAX_SIZE, TT_DISK_CACHE_MAX_SIZE_DEFAULT);
+  if (b >= 0) return b;
+  static atomic_flag warned = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&warned))
+    fprintf(stderr, "[torch_tpu] TORCH_TPU_CACHE_MAX_SIZE=%s is not a byte count (such as 4G or "
+            "500M): the disk cache keeps to the default, 4G\n", tt_env_get(TT_ENV_CACHE_MAX_SIZE));
+  return TT_DISK_CACHE_MAX_SIZE_DEFAULT;
 }
 
 /* Can we create files there? (access() says yes to root even where it
@@ -135,25 +127,18 @@ static bool can_write(tt_disk_cache_t* c) {
 tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   if (!p || !tt_env_flag(TT_ENV_DISK_CACHE) || !tt_pjrt_can_serialize(p)) return NULL;
   tt_disk_cache_t* c = calloc(1, sizeof(*c));
-  tt_sbuf_t d, id;
-  tt_sbuf_init(&d);
+  tt_sbuf_t id;
   tt_sbuf_init(&id);
   if (!c) goto fail;
   c->p = p;
+  c->pid = getpid();
+  c->max_bytes = max_bytes_from_env();
+  c->est_bytes = -1;
   pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->bound_mu, NULL);
   pthread_cond_init(&c->loaded, NULL);
-  if (!dir || !*dir) dir = tt_env_get(TT_ENV_CACHE_DIR);
-  if (dir && *dir) {
-    tt_sbuf_append(&d, dir);
-  } else {
-    const char* home = getenv("HOME");
-    if (!home || !*home) goto fail;
-    tt_sbuf_printf(&d, "%s/.cache/torch_tpu", home);
-  }
-  while (!d.oom && d.len > 1 && d.data[d.len - 1] == '/') d.data[--d.len] = 0;
-  if (d.oom || !make_dirs(d.data)) goto fail;
-  c->dir = d.data;
-  d.data = NULL;
+  c->dir = tt__disk_dir_open(dir);
+  if (!c->dir) goto fail;
 
   char buf[PATH_MAX + 1024];
   tt_status_t st = tt_pjrt_identity(p, buf, sizeof(buf));
@@ -178,7 +163,6 @@ tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir) {
   start_list(c);
   return c;
 fail:
-  tt_sbuf_free(&d);
   tt_sbuf_free(&id);
   tt_disk_cache_close(c);
   return NULL;
@@ -201,6 +185,7 @@ void tt_disk_cache_close(tt_disk_cache_t* c) {
   free(c->list_path);
   pthread_cond_destroy(&c->loaded);
   pthread_mutex_destroy(&c->mu);
+  pthread_mutex_destroy(&c->bound_mu);
   free(c->dir);
   free(c->ident);
   free(c);
@@ -217,6 +202,7 @@ void tt_disk_cache_stats(tt_disk_cache_t* c, tt_disk_cache_stats_t* out) {
   out->rejected = atomic_load(&c->rejected);
   out->errors = atomic_load(&c->errors);
   out->prefetched = atomic_load(&c->prefetched);
+  out->evictions = atomic_load(&c->evictions);
 }
 
 /* ---- the file format --------------------------------------------------------------------- */
@@ -312,7 +298,7 @@ static void read_list(tt_disk_cache_t* c) {
     char hex[17];
     memcpy(hex, line, 16);
     hex[16] = 0;
-    if (!is_hex16(hex) || line[16] != '\n') {
+    if (!tt__disk_is_hex16(hex) || line[16] != '\n') {
       free(names);
       names = NULL;
       break;
@@ -321,6 +307,7 @@ static void read_list(tt_disk_cache_t* c) {
   }
   free(f);
   if (!names) return;
+  touch(c->list_path); /* used: kept by the bound */
   c->old = names;
   c->nold = (int)count;
 }
@@ -452,7 +439,6 @@ static tt_pjrt_exec_t* take_loaded(tt_disk_cache_t* c, uint64_t name, const void
 /* At open: names the list by the command line and the identity, reads it,
  * and starts the thread on its entries. */
 static void start_list(tt_disk_cache_t* c) {
-  c->pid = getpid();
   int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   unsigned char cmd[16384];
@@ -496,26 +482,52 @@ void tt_disk_cache_wait_loaded(tt_disk_cache_t* c) {
   pthread_mutex_unlock(&c->mu);
 }
 
+/* ---- the bound (TORCH_TPU_CACHE_MAX_SIZE) -------------------------------------------------- */
+/* Trims the directory to the bound (disk_files.c), counts what it
+ * removed, and sets the estimate to what is left, at least 90% of the
+ * bound: this process scans again after at most a tenth of the bound of
+ * its own puts, so what other processes put meanwhile is seen soon.
+ * Called with bound_mu held. */
+static void enforce_bound(tt_disk_cache_t* c) {
+  int64_t evicted = 0;
+  int64_t total = tt__disk_dir_trim(c->dir, c->max_bytes, &evicted);
+  int64_t target = c->max_bytes - c->max_bytes / 10;
+  atomic_fetch_add(&c->evictions, evicted);
+  if (total >= 0) c->est_bytes = total > target ? total : target; /* else: the next put scans again */
+}
+
+/* After a put of `bytes`: the estimate grows (the first put scans, this
+ * put included); past the bound, enforce_bound. A forked child leaves it
+ * to its parent (the lock may be held by a thread it does not have). */
+static void account_put(tt_disk_cache_t* c, int64_t bytes) {
+  if (!c->max_bytes || getpid() != c->pid) return;
+  pthread_mutex_lock(&c->bound_mu);
+  if (c->est_bytes < 0) enforce_bound(c);
+  else if ((c->est_bytes += bytes) > c->max_bytes) enforce_bound(c);
+  pthread_mutex_unlock(&c->bound_mu);
+}
+
 /* ---- get / put --------------------------------------------------------------------------- */
 tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
                               tt_pjrt_exec_t** out) {
   *out = NULL;
   if (!c) return NULL;
   uint64_t name = entry_hash(c, key, len);
+  tt_sbuf_t path;
+  tt_sbuf_init(&path);
+  entry_path_named(c, name, &path);
   *out = take_loaded(c, name, key, len);
   if (*out) {
     atomic_fetch_add(&c->hits, 1);
     atomic_fetch_add(&c->prefetched, 1);
+    if (!path.oom) touch(path.data);
+    tt_sbuf_free(&path);
     note_use(c, name);
     return NULL;
   }
-  tt_sbuf_t path;
-  tt_sbuf_init(&path);
-  entry_path_named(c, name, &path);
   unsigned char* f = NULL;
   size_t n = 0, at = 0, plen = 0;
   read_result_t r = path.oom ? READ_ERROR : read_file(path.data, &f, &n);
-  tt_sbuf_free(&path);
   if (r == READ_OK && !entry_valid(c, f, n, key, len, &at, &plen)) r = READ_BAD;
   if (r == READ_OK) {
     tt_status_t st = tt_pjrt_exec_deserialize(c->p, f + at, plen, out);
@@ -523,6 +535,8 @@ tt_status_t tt_disk_cache_get(tt_disk_cache_t* c, const void* key, size_t len,
     tt_status_free(st);
   }
   free(f);
+  if (r == READ_OK) touch(path.data);
+  tt_sbuf_free(&path);
   if (r == READ_OK) {
     atomic_fetch_add(&c->hits, 1);
     note_use(c, name);
@@ -587,6 +601,7 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
   free(f);
   atomic_fetch_add(ok ? &c->writes : &c->errors, 1);
   if (ok) note_use(c, hash);
+  if (ok) account_put(c, (int64_t)n);
   return NULL;
 }
 
@@ -612,13 +627,18 @@ static void drop_loaded(tt_disk_cache_t* c) {
 tt_status_t tt_disk_cache_clear(tt_disk_cache_t* c) {
   if (!c) return NULL;
   drop_loaded(c);
+  if (getpid() == c->pid) { /* the next put scans the emptied directory */
+    pthread_mutex_lock(&c->bound_mu);
+    c->est_bytes = -1;
+    pthread_mutex_unlock(&c->bound_mu);
+  }
   DIR* d = opendir(c->dir);
   if (!d) return tt_status_make(TT_UNAVAILABLE, "cannot list %s: %s", c->dir, strerror(errno));
   tt_status_t st = NULL;
   tt_sbuf_t path;
   tt_sbuf_init(&path);
   for (struct dirent* ent; (ent = readdir(d));) {
-    if (!is_our_file(ent->d_name)) continue;
+    if (!tt__disk_is_entry(ent->d_name) && !tt__disk_is_temp(ent->d_name)) continue;
     tt_sbuf_clear(&path);
     tt_sbuf_printf(&path, "%s/%s", c->dir, ent->d_name);
     if (!path.oom && unlink(path.data) != 0 && errno != ENOENT && !st)

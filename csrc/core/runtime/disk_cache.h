@@ -35,6 +35,33 @@
  * list is still kept). Executables loaded and never asked for are freed at
  * close.
  *
+ * Trust. An entry is machine code that a get runs in this process: whoever
+ * can write the directory runs code as this user. Open takes a directory
+ * only if it belongs to this user and neither its group nor others may
+ * write it (the check ssh applies to its files; a symbolic link must be
+ * this user's and lead to such a directory), and so too each parent open
+ * creates. Directories it creates are mode 0700, files 0600, whatever the
+ * umask. A directory that fails the check is neither read nor written:
+ * one warning on stderr names it and the reason, and open returns NULL
+ * (the memory tier only), as for a directory that cannot be written.
+ *
+ * The bound. TORCH_TPU_CACHE_MAX_SIZE (bytes, K/M/G/T suffixes as powers
+ * of 1024; default 4G; 0: no bound; a value that does not parse: the
+ * default, with a warning) bounds the bytes of the directory's entries and
+ * lists, not scanned at every put: the first put of a process scans the
+ * directory (readdir + fstatat), later puts add their bytes to an estimate,
+ * and when it passes the bound the directory is scanned again; if it is
+ * over, the least recently used files go (oldest mtime first: a put writes
+ * the file, a hit refreshes its time, so the order holds across processes)
+ * until it is within 90% of the bound. After a scan the estimate is at
+ * least 90% of the bound, so a process scans again after at most a tenth
+ * of the bound of its own puts: with several processes writing at once the
+ * directory passes the bound by at most about a tenth of it per other
+ * writer. Removing a file another process reads is harmless (it keeps its
+ * descriptor); one another process removed first is not an error. Only
+ * files whose names match the patterns above are removed, and temporary
+ * files an hour old (a writer that died).
+ *
  * Ownership: tt_disk_cache_open returns an owned object (tt_disk_cache_close);
  * it borrows the client, which must outlive it. Executables from get are
  * owned by the caller; put borrows its executable.
@@ -57,12 +84,15 @@ extern "C" {
 #define TT_DISK_CACHE_CHECKSUM_AT 32u   /* offset of the checksum field */
 #define TT_DISK_CACHE_LIST_MAX 512      /* entries in a start-up list */
 
+#define TT_DISK_CACHE_MAX_SIZE_DEFAULT ((int64_t)4 << 30) /* TORCH_TPU_CACHE_MAX_SIZE's "4G" */
+
 typedef struct tt_disk_cache tt_disk_cache_t; /* owned by the runtime */
 
 /* dir NULL: TORCH_TPU_CACHE_DIR, else ~/.cache/torch_tpu (created, mode
  * 0700, with its parents). Returns NULL (disabled, no error) when
- * TORCH_TPU_DISK_CACHE=0, when the plugin cannot serialize executables, or
- * when the directory cannot be created or written. */
+ * TORCH_TPU_DISK_CACHE=0, when the plugin cannot serialize executables,
+ * when the directory cannot be created or written, or when it is not
+ * trusted (see above: a warning on stderr). */
 tt_disk_cache_t* tt_disk_cache_open(tt_pjrt_t* p, const char* dir);
 void tt_disk_cache_close(tt_disk_cache_t* c); /* NULL-safe */
 
@@ -79,8 +109,11 @@ tt_status_t tt_disk_cache_put(tt_disk_cache_t* c, const void* key, size_t len,
 /* hits + misses = gets; rejected (entries found but refused: damaged,
  * foreign, another key) and errors (I/O, serialization) are among the
  * misses of get; errors also count failed puts; writes = entries put;
- * prefetched: the hits the start-up thread had loaded. */
-typedef struct { int64_t hits, misses, writes, rejected, errors, prefetched; } tt_disk_cache_stats_t;
+ * prefetched: the hits the start-up thread had loaded; evictions: files
+ * this process removed for the bound. */
+typedef struct {
+  int64_t hits, misses, writes, rejected, errors, prefetched, evictions;
+} tt_disk_cache_stats_t;
 void tt_disk_cache_stats(tt_disk_cache_t* c, tt_disk_cache_stats_t* out); /* zeros for NULL */
 
 /* Waits until the start-up thread has been through its list (for tests and

@@ -281,4 +281,20 @@ void tt__coll_cache_clear(tt_runtime_t* rt);
  * they compute on them (TT_LF_COMPLEX / TT_LF_COMPLEX_SAME). */
 tt_status_t tt__complex_check(const tt_call_t* c);
 
+/* ---- the disk cache's directory and files (disk_files.c; rules in disk_cache.h) ---- */
+bool tt__disk_is_hex16(const char* s);    /* 16 lowercase hex digits */
+bool tt__disk_is_entry(const char* name); /* "<hex>.ttexec" (an entry) or "<hex>.ttlist" (a start-up list) */
+bool tt__disk_is_temp(const char* name);  /* ".<hex>.ttexec|ttlist.<pid>.<n>.tmp" */
+/* The directory dir, else TORCH_TPU_CACHE_DIR, else ~/.cache/torch_tpu,
+ * created (0700) with its parents and trusted (disk_cache.h): its path,
+ * owned by the caller (free), or NULL: cannot be made, or not trusted
+ * (then one line on stderr says why). */
+char* tt__disk_dir_open(const char* dir);
+/* The bytes of the entries and lists in dir (regular files only); past
+ * max_bytes the least recently used (oldest mtime) are removed until it is
+ * within 90% of it, each adding 1 to *evicted; a file another process
+ * removed first counts as gone. Temporary files an hour old are removed.
+ * Returns what is left, or -1 if dir cannot be listed. max_bytes > 0. */
+int64_t tt__disk_dir_trim(const char* dir, int64_t max_bytes, int64_t* evicted);
+
 #endif /* TT_RUNTIME_INTERNAL_H_ */

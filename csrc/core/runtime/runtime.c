@@ -93,6 +93,7 @@ void tt_runtime_get_stats(tt_runtime_t* rt, int device, tt_runtime_stats_t* out)
   out->disk_rejected = ds.rejected;
   out->disk_prefetched = ds.prefetched;
   out->disk_errors = ds.errors;
+  out->disk_evictions = ds.evictions;
   out->dumped = rt->dumped;
   out->executions = rt->stats.executions;
   out->fused_flushes = rt->fuse.flushes;

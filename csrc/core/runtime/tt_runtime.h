@@ -76,6 +76,7 @@ typedef struct tt_runtime_stats {
   int64_t disk_rejected;    /* entries refused (damaged, foreign): recompiled */
   int64_t disk_prefetched;  /* disk hits loaded at start-up from the command's list */
   int64_t disk_errors;      /* I/O or serialization failures (ignored) */
+  int64_t disk_evictions;   /* files removed for the disk's bound (TORCH_TPU_CACHE_MAX_SIZE) */
   int64_t dumped;           /* programs written to TORCH_TPU_DUMP_DIR */
   int64_t executions;       /* programs run */
   int64_t fused_flushes;    /* Fused Eager: graphs run */

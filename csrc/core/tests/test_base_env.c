@@ -29,6 +29,7 @@ static const struct {
     {TT_ENV_CACHE_PREFETCH, "TORCH_TPU_CACHE_PREFETCH", "1"},
     {TT_ENV_CACHE_MAX_MAPS, "TORCH_TPU_CACHE_MAX_MAPS", NULL},
     {TT_ENV_PJRT_LOG, "TORCH_TPU_PJRT_LOG", "0"},
+    {TT_ENV_CACHE_MAX_SIZE, "TORCH_TPU_CACHE_MAX_SIZE", "4G"},
 };
 _Static_assert(sizeof(k_vars) / sizeof(k_vars[0]) == TT_ENV_COUNT, "a variable without a row here");
 
