@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import cache_util
 import pytest
 import torch
 from suite import params
@@ -53,13 +54,7 @@ def run_child(cache_dir, extra_env=None, wait=True, code=CHILD):
 
 
 def finish(p):
-    out, err = p.communicate(timeout=300)
-    assert p.returncode == 0, err[-3000:]
-    line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
-    assert line, out + err[-3000:]
-    r = json.loads(line[-1][len("RESULT "):])
-    assert r["ok"], "results differ from CPU"
-    return r["stats"]
+    return cache_util.finish(p)[0]
 
 
 def entries(d):

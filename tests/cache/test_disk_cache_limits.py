@@ -11,7 +11,6 @@ removes the cache's files and nothing else.
 Each case runs small workloads in fresh processes: `n` in TT_NS gives the
 programs of `torch.full((n,), 2.0) * 3 + n` (three per n, of nearly the
 same size for one-digit and for two-digit n)."""
-import json
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ import sys
 import textwrap
 import time
 
+import cache_util
 import pytest
 
 CHILD = textwrap.dedent(
@@ -46,13 +46,7 @@ def start(cache_dir, ns, bound=None, umask=None):
 
 def finish(p):
     """The child's stats and stderr; its results must be CPU's."""
-    out, err = p.communicate(timeout=300)
-    assert p.returncode == 0, err[-3000:]
-    line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
-    assert line, out + err[-3000:]
-    r = json.loads(line[-1][len("RESULT "):])
-    assert r["ok"], "results differ from CPU"
-    return r["stats"], err
+    return cache_util.finish(p)
 
 
 def run(cache_dir, ns, bound=None, umask=None):

@@ -107,3 +107,10 @@ def test_torchscript_indexing():
         s = torch.jit.script(fn)
         want = s(torch.arange(100.0))
         assert torch.equal(s(torch.arange(100.0, device=DEV)).cpu(), want)
+
+
+def test_index_put_without_indices_raises():
+    """CPU refuses it with an internal assert (a RuntimeError); so does the device, with a message."""
+    for d in ("cpu", DEV):
+        with pytest.raises(RuntimeError):
+            torch.rand([], device=d).index_put([], torch.tensor([1.0], device=d), True)

@@ -199,7 +199,11 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
     // the index tensors (boolean masks already expanded) must broadcast together
     if (args.size() < 2 || !args[1].isList()) return;
     // CPU's IndexErrors (the meta kernel raises RuntimeErrors)
-    TORCH_CHECK_INDEX(!args[1].toList().empty(), "at least one index must be provided");
+    if (op == "index" || op == "_unsafe_index") {
+      TORCH_CHECK_INDEX(!args[1].toList().empty(), "at least one index must be provided");
+    } else {  // CPU's index_put kernel refuses no indices too (a RuntimeError)
+      TORCH_CHECK(!args[1].toList().empty(), "at least one index must be provided");
+    }
     std::vector<c10::IntArrayRef> shapes;
     for (const c10::IValue& e : args[1].toList()) {
       if (!e.isTensor() || !e.toTensor().defined()) continue;
