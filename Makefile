@@ -103,8 +103,8 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(if $(filter-out 0,$(PYTEST_WOR
 # Every test runs in Strict Eager. The Fused pass (TORCH_TPU_DEFER_AND_FUSE=1:
 # every op recorded and run in fused programs must give Strict's and CPU's
 # results and errors) runs the folders whose outcome depends on the eager
-# mode; `make test-full` runs it over every folder (tests/ops too).
-FUSED_TESTS := tests/semantics tests/modes tests/compile tests/models tests/dist tests/opinfo
+# mode; `make test-full` runs it over every folder (tests/ops and tests/dist too).
+FUSED_TESTS := tests/semantics tests/modes tests/compile tests/models tests/opinfo
 test-py: bridge
 	$(TEST_ENV) $(PYTEST) tests
 
