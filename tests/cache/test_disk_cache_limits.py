@@ -151,13 +151,17 @@ def test_directory_others_may_write_is_refused(tmp_path, mode, reason):
 
 
 def test_another_users_directory_is_refused(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("only root can give a directory to another user")  # the mode cases above still run
-    d = tmp_path / "theirs"
-    d.mkdir(mode=0o700)
-    os.chown(d, 12345, 12345)
+    """root gives a directory to another uid; another user takes root's own /usr (0755, writable by no one
+    else: only the owner check refuses it)."""
+    if os.geteuid() == 0:
+        d, owner = tmp_path / "theirs", 12345
+        d.mkdir(mode=0o700)
+        os.chown(d, owner, owner)
+    else:
+        d, owner = "/usr", os.stat("/usr").st_uid
     s, err = finish(start(d, [1]))
-    assert f"{d} is owned by uid 12345, not by this user (uid 0)" in err, err
+    assert f"{d} is owned by uid {owner}, not by this user (uid {os.geteuid()})" in err, err
+    assert s["disk_dir"] is None
     assert s["disk_dir"] is None and os.listdir(d) == []
 
 

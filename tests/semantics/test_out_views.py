@@ -6,7 +6,10 @@ every factory and every OpInfo op with an out= variant leaves the whole base as 
 CPU's out= kernels differ: most resize an out of another shape (resize_output: the view
 becomes contiguous from its offset, with a warning), the range factories (arange, range,
 linspace, logspace) resize only when the numel differs and write the view's elements in
-row-major order (TT_LF_OUT_KEEPS_SHAPE)."""
+row-major order (TT_LF_OUT_KEEPS_SHAPE).
+
+    PYTHONPATH=tests python tests/semantics/test_out_views.py    # the out= layouts CPU and tpu differ on
+"""
 import random
 import warnings
 
@@ -198,3 +201,47 @@ def test_opinfo_out_into_a_view(op):
                 torch.testing.assert_close(d.cpu(), c, equal_nan=True, rtol=1e-4, atol=1e-5)
         return
     pytest.fail("CPU computes none of the OpInfo's float32 samples")
+
+
+# ---- probe: the layout an empty out= gets, CPU against tpu, over op_db (OUT_LAYOUT_DIFFERS) ----
+
+def layout(op, sample, want, d):
+    """The (shape, strides) of each empty out= after the op on device d, or None if it raises."""
+    outs = tuple(torch.empty(0, dtype=t.dtype, device=d) for t in (want if isinstance(want, tuple) else (want,)))
+    try:
+        op.op(_moved(sample.input, d), *_moved(tuple(sample.args), d),
+              out=outs if isinstance(want, tuple) else outs[0], **_moved(dict(sample.kwargs), d))
+    except Exception:  # noqa: BLE001 - refused: not a layout question
+        return None
+    return tuple((tuple(t.shape), t.stride()) for t in outs)
+
+
+def probe_layouts():
+    from torch.testing._internal.common_methods_invocations import op_db
+    warnings.simplefilter("ignore")
+    differ = {}
+    for op in op_db:
+        if not op.supports_out or op.name.startswith("sparse."):
+            continue
+        for dt in (torch.float32, torch.complex64):
+            if dt not in op.supported_dtypes("cpu"):
+                continue
+            for n, s in enumerate(op.sample_inputs("cpu", dt)):
+                if n >= 4:
+                    break
+                try:
+                    want = op.op(_moved(s.input, "cpu"), *_moved(tuple(s.args), "cpu"), **_moved(dict(s.kwargs), "cpu"))
+                except Exception:  # noqa: BLE001 - CPU refuses the sample
+                    continue
+                if not all(isinstance(t, torch.Tensor) for t in (want if isinstance(want, tuple) else (want,))):
+                    continue
+                cpu, tpu = layout(op, s, want, "cpu"), layout(op, s, want, "tpu")
+                if cpu is not None and tpu is not None and cpu != tpu:
+                    differ.setdefault(op.name, (str(dt)[6:], cpu, tpu))
+    for name, (dt, cpu, tpu) in sorted(differ.items()):
+        print(f"{name} ({dt}): cpu {cpu}  tpu {tpu}")
+    print(f"{len(differ)} ops differ")
+
+
+if __name__ == "__main__":
+    probe_layouts()
