@@ -20,7 +20,7 @@ ASAN_BIN   := $(TEST_SRC:csrc/core/tests/%.c=$(BUILD)/asan/%)
 ASAN_OBJ   := $(CORE_SRC:%.c=$(BUILD)/asan/obj/%.o)
 ASAN_FLAGS := $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all venv core bridge demo test test-full test-c test-py test-py-fused test-asan bench opinfo clean ops-report fuzz-views test-asan-py
+.PHONY: all venv core bridge demo test test-full test-c test-py test-py-fused test-asan bench opinfo clean ops-report fuzz-views test-asan-py conformance
 
 all: bridge
 
@@ -175,6 +175,11 @@ bench: bridge
 # The OpInfo conformance sweep (10-20 min on 2 cores): tests/opinfo/report.json, docs/op_coverage.md.
 opinfo: bridge
 	$(PY) -m tests.opinfo.run --full
+
+# PyTorch's device-generic test files on tpu and CPU (hours on 2 cores): docs/conformance.md.
+# FILES=test_foreach.py,test_optim.py picks files; PYTORCH_SRC=<a PyTorch checkout> fetches from it.
+conformance: bridge
+	$(PY) tools/conformance.py $(if $(FILES),--files $(FILES))
 
 # The supported-op list in docs/supported-ops.md, from the core's lowering tables.
 ops-report: bridge

@@ -10,9 +10,13 @@ Environment (set by the runner):
   PTT_EXCLUDE   file of test ids (one a line) already finished in an earlier
                 child of the same run; they are deselected
   PTT_TIMEOUT   per-test time limit in seconds (0: none)
+  PTT_DTYPES    comma-separated dtype names: a test whose name ends in dtype
+                suffixes (test_x_tpu_float32, test_x_cpu_int64_float32) runs only
+                when all of them are listed; tests without one always run
 """
 import json
 import os
+import re
 import signal
 import time
 
@@ -24,6 +28,35 @@ if os.environ.get("PTT_IMPORT_TPU", "1") == "1":
 _RESULTS = os.environ.get("PTT_RESULTS")
 _EXCLUDE = os.environ.get("PTT_EXCLUDE")
 _TIMEOUT = float(os.environ.get("PTT_TIMEOUT", "0") or 0)
+_DTYPES = {d for d in os.environ.get("PTT_DTYPES", "").split(",") if d}
+
+# dtype suffixes of instantiated device tests (torch.testing._internal.common_device_type names them
+# after str(dtype) without "torch.")
+_ALL_DTYPES = {"float16", "float32", "float64", "bfloat16", "complex32", "complex64", "complex128",
+               "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+               "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+               "half", "float", "double", "cfloat", "cdouble", "long", "int", "short", "bits8", "bits16",
+               "qint8", "quint8", "qint32", "quint4x2", "quint2x4"}
+_DEVICE_TAG = re.compile(r".*_(?:tpu|cpu|privateuse1|cuda)(?:_(.*))?$")  # the last device tag
+
+
+def _dtypes_of(name):
+    """The dtype suffixes of a test name, or () where it has none."""
+    base = name.split("[", 1)[0]
+    m = _DEVICE_TAG.match(base)
+    if not m or not m.group(1):
+        return ()
+    rest = m.group(1)
+    found = []
+    while rest:  # greedy over known names (float8_e4m3fn contains "_")
+        for d in sorted(_ALL_DTYPES, key=len, reverse=True):
+            if rest == d or rest.startswith(d + "_"):
+                found.append(d)
+                rest = rest[len(d) + 1:]
+                break
+        else:
+            return ()  # not dtype suffixes (a parametrization after the device): keep the test
+    return tuple(found)
 
 _out = open(_RESULTS, "a", buffering=1) if _RESULTS else None
 _state = {}
@@ -73,13 +106,15 @@ def _reason(report):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    if not _EXCLUDE or not os.path.exists(_EXCLUDE):
-        return
-    with open(_EXCLUDE) as f:
-        done = {line.strip() for line in f if line.strip()}
+    done = set()
+    if _EXCLUDE and os.path.exists(_EXCLUDE):
+        with open(_EXCLUDE) as f:
+            done = {line.strip() for line in f if line.strip()}
     keep, drop = [], []
     for item in items:
-        (drop if item.nodeid in done else keep).append(item)
+        dts = _dtypes_of(item.name) if _DTYPES else ()
+        out = item.nodeid in done or any(d not in _DTYPES for d in dts)
+        (drop if out else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
