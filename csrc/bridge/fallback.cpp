@@ -7,6 +7,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/accumulate.h>
+#include <c10/util/strides.h>
 #include <torch/library.h>
 
 #include <deque>
@@ -38,6 +39,9 @@ struct OpInfo {
   std::vector<ScalarConversion> scalars;  // the Scalars CPU's kernel converts (overflow checks)
   uint32_t out_dtype_rule;          // TT_LF_OUT_SAME_DTYPE / TT_LF_OUT_RESULT_DTYPE, or 0
   bool out_keeps_shape;             // an out= of the result's numel is not resized (TT_LF_OUT_KEEPS_SHAPE)
+  bool out_resize_contiguous;       // a resized out= is contiguous (TT_LF_OUT_RESIZE_CONTIGUOUS)
+  bool out_resize_contiguous_complex;  // ... where the input is complex (_COMPLEX)
+  bool out_restride_if_empty;       // ... where the out is not empty (TT_LF_OUT_RESTRIDE_IF_EMPTY)
 };
 
 const OpInfo& op_info(const c10::OperatorHandle& op) {
@@ -58,7 +62,9 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
               (facts & TT_LF_HOST_SIZE) != 0, mask_indices, (facts & TT_LF_LU_OF_TRANSPOSE) != 0,
               scalar_class_key_op(op, on.name),
               scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr),
-              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE), (facts & TT_LF_OUT_KEEPS_SHAPE) != 0};
+              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE), (facts & TT_LF_OUT_KEEPS_SHAPE) != 0,
+              (facts & TT_LF_OUT_RESIZE_CONTIGUOUS) != 0, (facts & TT_LF_OUT_RESIZE_CONTIGUOUS_COMPLEX) != 0,
+              (facts & TT_LF_OUT_RESTRIDE_IF_EMPTY) != 0};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -187,6 +193,31 @@ MetaResult run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   return run_meta_with(op, args, false);
 }
 
+// The functional overload of an out= overload: the same name, the non-out
+// arguments of the same types, as many returns as outs
+// (add.out -> add.Tensor, pow.Tensor_Scalar_out -> pow.Tensor_Scalar,
+// _linalg_eigh.eigenvalues -> _linalg_eigh).
+std::optional<c10::OperatorHandle> functional_overload(const c10::FunctionSchema& schema, size_t nargs, size_t nout) {
+  const std::string& ov = schema.overload_name();
+  std::vector<std::string> names{""};
+  if (ov.size() > 4 && ov.compare(ov.size() - 4, 4, "_out") == 0) names.insert(names.begin(), ov.substr(0, ov.size() - 4));
+  if (ov.rfind("out_", 0) == 0) names.insert(names.begin(), "Tensor_" + ov.substr(4));  // div.out_mode
+  for (const char* n : {"Tensor", "Scalar", "self", "int", "dim", "default"}) names.emplace_back(n);
+  for (const auto& n : names) {
+    auto fop = c10::Dispatcher::singleton().findSchema({schema.name(), n});
+    if (!fop) continue;
+    const auto& fs = fop->schema();
+    if (fs.arguments().size() != nargs || fs.returns().size() != nout) continue;
+    bool same = true;
+    for (size_t i = 0, j = 0; i < schema.arguments().size() && same; i++) {
+      if (schema.arguments()[i].is_out()) continue;
+      same = *schema.arguments()[i].type() == *fs.arguments()[j++].type();
+    }
+    if (same) return fop;
+  }
+  return std::nullopt;
+}
+
 // An out= overload without a meta kernel (e.g. _native_batch_norm_legit.out):
 // the meta result of its functional overload, whose returns go to the out=
 // arguments in order. False when there is no such overload.
@@ -199,9 +230,8 @@ bool functional_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> a
     else fargs.push_back(args[i]);
   }
   if (nout == 0 || schema.overload_name().empty()) return false;
-  auto fop = c10::Dispatcher::singleton().findSchema({schema.name(), ""});
-  if (!fop || fop->schema().arguments().size() != fargs.size() || fop->schema().returns().size() != nout)
-    return false;
+  auto fop = functional_overload(schema, fargs.size(), nout);
+  if (!fop) return false;
   MetaResult fr;
   try {
     fr = run_meta(*fop, fargs);
@@ -220,6 +250,51 @@ bool functional_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> a
     }
   }
   return true;
+}
+
+// An out= that must be resized takes the strides the functional form's result
+// has, as CPU's structured and TensorIterator kernels resize it (a column-major
+// LAPACK result, the inputs' permutation of an elementwise op), where PyTorch's
+// Python meta kernels resize it contiguous. Ops whose CPU out= kernel resizes
+// contiguous whatever the functional form gives carry TT_LF_OUT_RESIZE_CONTIGUOUS
+// (contiguous: true; also _COMPLEX with a complex input), those that give only an
+// empty out the functional layout TT_LF_OUT_RESTRIDE_IF_EMPTY (if_empty).
+void restride_resized_outs(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaResult& r,
+                           bool contiguous, bool if_empty) {
+  const auto& schema = op.schema();
+  bool resized = false;
+  for (size_t i = 0; i < args.size() && i < r.mut.size(); i++) {
+    if (!schema.arguments()[i].is_out() || !args[i].isTensor() || r.mut[i].size() != 1) continue;
+    const at::Tensor& t = args[i].toTensor();
+    if (!t.defined() || t.sizes() == c10::IntArrayRef(r.mut[i][0].sizes)) continue;
+    resized = true;
+    if (contiguous || (if_empty && t.numel() != 0)) {
+      auto cs = c10::contiguous_strides(r.mut[i][0].sizes);
+      r.mut[i][0].strides.assign(cs.begin(), cs.end());
+    }
+  }
+  if (!resized || contiguous) return;  // (if_empty: the non-empty outs are contiguous now)
+  std::vector<c10::IValue> fargs;
+  for (size_t i = 0; i < args.size(); i++)
+    if (!schema.arguments()[i].is_out()) fargs.push_back(args[i]);
+  auto fop = functional_overload(schema, fargs.size(), args.size() - fargs.size());
+  if (!fop) return;
+  MetaResult fr;
+  try {
+    fr = run_meta(*fop, fargs);
+  } catch (const std::exception&) {
+    return;  // the functional form refuses what the out= form takes: keep the out= meta's strides
+  }
+  match_cpu_metadata(fop->schema(), fargs, fr);
+  for (size_t i = 0, k = 0; i < args.size() && i < r.mut.size(); i++) {
+    if (!schema.arguments()[i].is_out()) continue;
+    const auto& f = k < fr.rets.size() ? fr.rets[k++].second : std::vector<TMeta>{};
+    if (!args[i].isTensor() || r.mut[i].size() != 1 || f.size() != 1) continue;
+    const at::Tensor& t = args[i].toTensor();
+    TMeta& m = r.mut[i][0];
+    if (t.defined() && t.sizes() != c10::IntArrayRef(m.sizes) && f[0].sizes == m.sizes && !(if_empty && t.numel()))
+      m.strides = f[0].strides;
+  }
 }
 
 // Some Python meta kernels take a meta tensor for a CUDA one (device_hint) and,
@@ -293,6 +368,10 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
       throw;
     }
   }
+  bool complex_in = info.out_resize_contiguous_complex && !args.empty() && args[0].isTensor() &&
+                    args[0].toTensor().defined() && args[0].toTensor().is_complex();
+  if (!info.out_keeps_shape) restride_resized_outs(op, args, r, info.out_resize_contiguous || complex_in,
+                                                   info.out_restride_if_empty);
   cpu_inplace_checks(op, args, [](const c10::OperatorHandle& fop, c10::ArrayRef<c10::IValue> fargs) {
     MetaResult fr = run_meta(fop, fargs);
     match_cpu_metadata(fop.schema(), fargs, fr);

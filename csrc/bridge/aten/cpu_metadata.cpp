@@ -3,6 +3,7 @@
 // (match_cpu_metadata), a host value a meta kernel must see as a meta tensor
 // (host_value_as_meta), and which meta kernels read Scalars' classes only
 // (scalar_class_key_op, for the meta-result cache's key).
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
@@ -96,6 +97,19 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
         auto n = [&](int d) { return std::max<int64_t>(1, tm.sizes[d]); };
         tm.strides = {n(2) * n(1) * n(3), n(3), n(1) * n(3), 1};
       }
+    return;
+  }
+  // copysign, floor_divide, div(rounding_mode="floor") of a tensor and a 0-dim
+  // tensor: CPU's TensorIterator lays the result out as the tensor (a 0-dim
+  // operand has no say), the Python references' compositions contiguously
+  if ((name == "aten::copysign" || name == "aten::floor_divide" || name == "aten::div") && args.size() >= 2 &&
+      args[0].isTensor() && args[1].isTensor() && r.rets.size() == 1 && r.rets[0].second.size() == 1) {
+    const at::Tensor &a = args[0].toTensor(), &b = args[1].toTensor();
+    TMeta& out = r.rets[0].second[0];
+    if (!a.defined() || !b.defined() || !out.defined) return;
+    const at::Tensor* like = a.dim() == 0 ? &b : b.dim() == 0 ? &a : nullptr;
+    if (like && like->dim() > 0 && like->sizes() == c10::IntArrayRef(out.sizes))
+      out.strides = at::infer_dense_strides(like->sizes(), like->strides());
     return;
   }
   // huber_loss: CPU computes into empty_like(input) (the promoted value cast to

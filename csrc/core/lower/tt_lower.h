@@ -100,6 +100,16 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
    takes the values in row-major order, where PyTorch's meta kernels (its Python references)
    resize it to the result's shape. */
 #define TT_LF_OUT_KEEPS_SHAPE 0x400u
+/* An out= that must be resized takes the strides of the functional form's result (CPU's
+   structured and TensorIterator kernels), except for ops with this fact, whose CPU out= kernel
+   resizes it contiguous whatever the functional form's layout (e.g. the FFTs). */
+#define TT_LF_OUT_RESIZE_CONTIGUOUS 0x800u
+/* ... where the input is complex (CPU computes complex-to-real unary ops into a new tensor and
+   copies it into the resized out: abs, angle) */
+#define TT_LF_OUT_RESIZE_CONTIGUOUS_COMPLEX 0x1000u
+/* ... where the out is not empty: CPU's kernel gives an empty out the functional layout
+   (column-major), resizes one of another shape contiguous (householder_product, ormqr) */
+#define TT_LF_OUT_RESTRIDE_IF_EMPTY 0x2000u
 /* The flags a fact may give an op that has no lowering (see tt_lower_fact_t). */
 #define TT_LF_FACT_ONLY TT_LF_HOST_OP
 

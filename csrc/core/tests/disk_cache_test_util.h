@@ -159,7 +159,7 @@ static inline int count_lists(const char* dir, char* path, size_t cap) {
     size_t l = strlen(e->d_name);
     if (l == 23 && !strcmp(e->d_name + 16, ".ttlist")) {
       n++;
-      if (path) snprintf(path, cap, "%s/%s", dir, e->d_name);
+      if (path && (size_t)snprintf(path, cap, "%s/%s", dir, e->d_name) >= cap) path[0] = 0;  // too long: none
     }
   }
   closedir(d);

@@ -187,6 +187,8 @@ static tt_status_t lower_multinomial(tt_lctx_t* c) {
 }
 
 #define RNG TT_LF_RNG
+/* CPU's normal out= kernels resize an out contiguous, whatever the mean's layout */
+#define RNG_OUT (TT_LF_RNG | TT_LF_OUT_RESIZE_CONTIGUOUS)
 #define RNG_WO (TT_LF_RNG | TT_LF_WRITE_ONLY)
 
 const tt_lower_entry_t tt_lower_random_more[] = {
@@ -194,11 +196,11 @@ const tt_lower_entry_t tt_lower_random_more[] = {
     {"aten::log_normal_", lower_log_normal, 0, RNG_WO},
     {"aten::geometric_", lower_geometric, 0, RNG_WO},
     {"aten::normal.Tensor_Tensor", lower_normal_t, NORM_TT, RNG},
-    {"aten::normal.Tensor_Tensor_out", lower_normal_t, NORM_TT, RNG},
+    {"aten::normal.Tensor_Tensor_out", lower_normal_t, NORM_TT, RNG_OUT},
     {"aten::normal.Tensor_float", lower_normal_t, NORM_TF, RNG},
-    {"aten::normal.Tensor_float_out", lower_normal_t, NORM_TF, RNG},
+    {"aten::normal.Tensor_float_out", lower_normal_t, NORM_TF, RNG_OUT},
     {"aten::normal.float_Tensor", lower_normal_t, NORM_FT, RNG},
-    {"aten::normal.float_Tensor_out", lower_normal_t, NORM_FT, RNG},
+    {"aten::normal.float_Tensor_out", lower_normal_t, NORM_FT, RNG_OUT},
     {"aten::multinomial", lower_multinomial, 0, RNG},
     {"aten::multinomial.out", lower_multinomial, 0, RNG},
 };

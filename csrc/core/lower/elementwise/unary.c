@@ -320,7 +320,7 @@ const int tt_lower_unary_count = TT_TABLE_COUNT(tt_lower_unary);
  * runtime refuses complex tensors for an op without either. Also the Scalar conversions and
  * the dtype an out= argument must have. */
 const tt_lower_fact_t tt_lower_unary_facts[] = {
-    TT_FACT("aten::abs", TT_LF_COMPLEX), TT_FACT("aten::sgn", TT_LF_COMPLEX),
+    TT_FACT("aten::abs", TT_LF_COMPLEX | TT_LF_OUT_RESIZE_CONTIGUOUS_COMPLEX), TT_FACT("aten::sgn", TT_LF_COMPLEX),
     TT_FACT("aten::logical_not", TT_LF_COMPLEX), TT_FACT("aten::logical_not_", TT_LF_COMPLEX),
     TT_FACT("aten::nan_to_num", TT_LF_COMPLEX), TT_FACT("aten::nan_to_num_", TT_LF_COMPLEX),
     TT_FACT("aten::neg", TT_LF_COMPLEX | TT_LF_OUT_SAME_DTYPE), TT_FACT("aten::neg_", TT_LF_COMPLEX),

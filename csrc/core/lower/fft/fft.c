@@ -214,9 +214,11 @@ const int tt_lower_fft_count = TT_TABLE_COUNT(tt_lower_fft);
 
 /* The table's facts (every overload of each op): which ops compute on complex values as
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
- * runtime refuses complex tensors for an op without either. */
+ * runtime refuses complex tensors for an op without either. CPU's FFT out= kernels resize an
+ * out contiguous, whatever layout the functional form's result has. */
 const tt_lower_fact_t tt_lower_fft_facts[] = {
-    TT_FACT("aten::_fft_r2c", TT_LF_COMPLEX), TT_FACT("aten::_fft_c2r", TT_LF_COMPLEX),
-    TT_FACT("aten::_fft_c2c", TT_LF_COMPLEX),
+    TT_FACT("aten::_fft_r2c", TT_LF_COMPLEX | TT_LF_OUT_RESIZE_CONTIGUOUS),
+    TT_FACT("aten::_fft_c2r", TT_LF_COMPLEX | TT_LF_OUT_RESIZE_CONTIGUOUS),
+    TT_FACT("aten::_fft_c2c", TT_LF_COMPLEX | TT_LF_OUT_RESIZE_CONTIGUOUS),
 };
 const int tt_lower_fft_facts_count = TT_TABLE_COUNT(tt_lower_fft_facts);

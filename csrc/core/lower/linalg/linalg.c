@@ -214,7 +214,7 @@ const int tt_lower_linalg_count = TT_TABLE_COUNT(tt_lower_linalg);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_linalg_facts[] = {
-    TT_FACT("aten::linalg_cholesky_ex", TT_LF_COMPLEX), TT_FACT("aten::cholesky", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_cholesky_ex", TT_LF_COMPLEX), TT_FACT("aten::cholesky", TT_LF_COMPLEX | TT_LF_OUT_RESIZE_CONTIGUOUS),
     TT_FACT("aten::cholesky_inverse", TT_LF_COMPLEX),
     TT_FACT("aten::_cholesky_solve_helper", TT_LF_COMPLEX),
     TT_FACT("aten::triangular_solve", TT_LF_COMPLEX),

@@ -139,8 +139,8 @@ const int tt_lower_linalg_decomp_count = TT_TABLE_COUNT(tt_lower_linalg_decomp);
 const tt_lower_fact_t tt_lower_linalg_decomp_facts[] = {
     TT_FACT("aten::linalg_eig", TT_LF_COMPLEX), TT_FACT("aten::_linalg_eigvals", TT_LF_COMPLEX),
     TT_FACT("aten::linalg_eigvals", TT_LF_COMPLEX), TT_FACT("aten::geqrf", TT_LF_COMPLEX),
-    TT_FACT("aten::linalg_householder_product", TT_LF_COMPLEX),
-    TT_FACT("aten::linalg_qr", TT_LF_COMPLEX), TT_FACT("aten::ormqr", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_householder_product", TT_LF_COMPLEX | TT_LF_OUT_RESTRIDE_IF_EMPTY),
+    TT_FACT("aten::linalg_qr", TT_LF_COMPLEX), TT_FACT("aten::ormqr", TT_LF_COMPLEX | TT_LF_OUT_RESTRIDE_IF_EMPTY),
     TT_FACT("aten::_linalg_eigh", TT_LF_COMPLEX), TT_FACT("aten::_linalg_svd", TT_LF_COMPLEX),
     TT_FACT("aten::linalg_lstsq", TT_LF_COMPLEX),
 };

@@ -353,8 +353,10 @@ const tt_lower_entry_t tt_lower_norm[] = {
 };
 const int tt_lower_norm_count = TT_TABLE_COUNT(tt_lower_norm);
 
-/* The table's facts (every overload of each op). */
+/* The table's facts (every overload of each op). CPU's batch norm out= kernels resize the
+ * output contiguous, whatever the input's layout. */
 const tt_lower_fact_t tt_lower_norm_facts[] = {
-    TT_FACT("aten::native_batch_norm", TT_LF_STATS_OUTPUTS),
+    TT_FACT("aten::native_batch_norm", TT_LF_STATS_OUTPUTS | TT_LF_OUT_RESIZE_CONTIGUOUS),
+    TT_FACT("aten::_native_batch_norm_legit", TT_LF_OUT_RESIZE_CONTIGUOUS),
 };
 const int tt_lower_norm_facts_count = TT_TABLE_COUNT(tt_lower_norm_facts);

@@ -61,7 +61,7 @@ const int tt_lower_special_count = TT_TABLE_COUNT(tt_lower_special);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_special_facts[] = {
-    TT_FACT("aten::angle", TT_LF_COMPLEX), TT_FACT("aten::sinc", TT_LF_COMPLEX),
+    TT_FACT("aten::angle", TT_LF_COMPLEX | TT_LF_OUT_RESIZE_CONTIGUOUS_COMPLEX), TT_FACT("aten::sinc", TT_LF_COMPLEX),
     TT_FACT("aten::sinc_", TT_LF_COMPLEX),
 };
 const int tt_lower_special_facts_count = TT_TABLE_COUNT(tt_lower_special_facts);
