@@ -38,6 +38,7 @@ struct OpInfo {
   std::vector<ScalarConversion> scalars;  // the Scalars CPU's kernel converts (overflow checks)
   uint32_t out_dtype_rule;          // TT_LF_OUT_SAME_DTYPE / TT_LF_OUT_RESULT_DTYPE, or 0
   bool out_keeps_shape;             // an out= of the result's numel is not resized (TT_LF_OUT_KEEPS_SHAPE)
+  bool random_checks;               // CPU's checks of the op's random parameters, every call (aten/)
 };
 
 const OpInfo& op_info(const c10::OperatorHandle& op) {
@@ -58,7 +59,8 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
               (facts & TT_LF_HOST_SIZE) != 0, mask_indices, (facts & TT_LF_LU_OF_TRANSPOSE) != 0,
               scalar_class_key_op(op, on.name),
               scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr),
-              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE), (facts & TT_LF_OUT_KEEPS_SHAPE) != 0};
+              facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE), (facts & TT_LF_OUT_KEEPS_SHAPE) != 0,
+              cpu_random_op(on.name)};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -151,9 +153,10 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   return out;
 }
 
-// flat_outs (TT_LF_OUT_KEEPS_SHAPE): out= tensors reach the meta kernel as 1-D
-// tensors of their numel, the range factories' result shape, so that it does
-// not resize them (nor warn that it does) where CPU's kernel would not.
+// flat_outs (TT_LF_OUT_KEEPS_SHAPE): out= tensors reach the meta kernel
+// empty, so that it gives the range factory's result shape without warning
+// that it resizes them: the caller keeps an out= of that many elements as it
+// is, as CPU's kernel does, and resizes (with CPU's warning) another.
 MetaResult run_meta_with(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, bool flat_outs) {
   const auto& schema = op.schema();
   torch::jit::Stack meta;
@@ -161,7 +164,7 @@ MetaResult run_meta_with(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValu
   for (size_t i = 0; i < args.size(); i++) {
     if (is_host_scalars(schema.arguments()[i], args[i])) meta.push_back(args[i]);
     else if (flat_outs && schema.arguments()[i].is_out() && args[i].isTensor() && args[i].toTensor().defined())
-      meta.push_back(at::empty({args[i].toTensor().numel()}, args[i].toTensor().options().device(at::kMeta)));
+      meta.push_back(at::empty({0}, args[i].toTensor().options().device(at::kMeta)));
     else if (host_value_as_meta(schema, i, args[i]))
       meta.push_back(at::empty({}, args[i].toTensor().options().device(at::kMeta)));
     else meta.push_back(to_meta(args[i]));
@@ -539,6 +542,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   c10::ArrayRef<c10::IValue> args(&*(stack->end() - nargs), nargs);
 
   // 1. output metadata (meta kernels, cached per signature)
+  if (info.random_checks) cpu_random_checks(schema, args);  // (they warn on every call)
   const std::shared_ptr<const MetaResult> mrp = meta_result(op, info, args);
   const MetaResult& mr = *mrp;
   scalar_overflow_checks(schema, args, mr, info.scalars);  // values the cached metadata does not cover
@@ -590,6 +594,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
       bool keep = info.out_keeps_shape && is_out[i] && k < m.size() &&
                   real[k].numel() == c10::multiply_integers(m[k].sizes);  // the lowering reshapes
       if (k < m.size() && real[k].sizes() != c10::IntArrayRef(m[k].sizes) && !keep) {
+        if (info.out_keeps_shape) cpu_out_resize_warning(schema, real[k], c10::multiply_integers(m[k].sizes));
         real[k].resize_(m[k].sizes);
         if (real[k].strides() != c10::IntArrayRef(m[k].strides)) real[k].as_strided_(m[k].sizes, m[k].strides);
       }
