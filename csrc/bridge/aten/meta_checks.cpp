@@ -27,6 +27,7 @@
 // kernels check neither for most of them (mul_ of an int8 tensor by a float16
 // one passes; lt_ with a larger broadcast shape resizes self).
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -148,6 +149,9 @@ void range_scalar_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::I
   if (!si || !ei || !ni || *si >= args.size() || *ei >= args.size() || *ni >= args.size()) return;
   if (!args[*si].isScalar() || !args[*ei].isScalar() || !args[*ni].isInt()) return;
   TORCH_CHECK(args[*ni].toInt() >= 0, "number of steps must be non-negative");
+  if (auto oi = arg_index(schema, "out"); oi && *oi < args.size() && args[*oi].isTensor() &&
+                                          args[*oi].toTensor().defined())
+    at::assert_no_internal_overlap(args[*oi].toTensor());  // CPU's "unsupported operation: ..."
   const c10::Scalar start = args[*si].toScalar(), end = args[*ei].toScalar();
   if (!start.isComplex() && !end.isComplex()) return;
   auto di = arg_index(schema, "dtype"), oi = arg_index(schema, "out");
@@ -163,6 +167,19 @@ void range_scalar_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::I
       TORCH_CHECK(!v.isComplex() || v.toComplexDouble().imag() == 0, "value cannot be converted to type ",
                   c_type_name(o), " without overflow");
   }
+}
+
+// arange / range: CPU's checks, in its order (a non-finite bound is refused
+// before the step's sign is compared; the meta kernel compares first).
+void arange_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  auto si = arg_index(schema, "start"), ei = arg_index(schema, "end"), pi = arg_index(schema, "step");
+  if (!ei || *ei >= args.size() || !args[*ei].isScalar()) return;
+  auto value = [&](std::optional<size_t> i, double dflt) {
+    return i && *i < args.size() && args[*i].isScalar() ? args[*i].toScalar().toDouble() : dflt;
+  };
+  const double start = value(si, 0.0), end = value(ei, 0.0), step = value(pi, 1.0);
+  TORCH_CHECK(step > 0 || step < 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
 }
 
 // kaiser_window (lowered as a whole: its ATen kernel is a device stub): CPU's
@@ -210,6 +227,10 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   }
   if (op == "linspace" || op == "logspace") {
     range_scalar_checks(schema, args, op);
+    return;
+  }
+  if (op == "arange" || op == "range") {
+    arange_checks(schema, args);
     return;
   }
   if (op == "kaiser_window") {

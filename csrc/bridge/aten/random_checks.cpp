@@ -1,6 +1,7 @@
 // CPU's checks of the random ops' parameters, which PyTorch's meta kernels
 // lack (uniform_'s range, random_'s bounds, bernoulli_'s p) or make with
-// Python's wording ("std -1.0" where CPU prints "std -1"). Each raises CPU's
+// Python's wording ("std -1.0" where CPU prints "std -1"), or make on the
+// device (a tensor std, read on the host as CPU reads it). Each raises CPU's
 // exception type and message; random_ warns as CPU does where a float dtype
 // cannot hold every integer of the range. They run on every call, before the
 // meta kernel: CPU checks first, and warns on every call.
@@ -62,6 +63,8 @@ void int_limits(at::ScalarType t, int64_t* lo, int64_t* hi) {
 // the element type's, e.g. "signed char"), and its warning where a float
 // dtype cannot tell apart all integers of the range.
 void from_to_in_range(int64_t from, int64_t to_inc, at::ScalarType t) {
+  TORCH_CHECK(at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/true),
+              "check_random_bounds handles only integral, floating-point and boolean types");
   const caffe2::TypeMeta name = c10::scalarTypeToTypeMeta(t);
   if (at::isFloatingType(t)) {
     double lo, hi;
@@ -154,6 +157,8 @@ void random_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue>
     return;
   }
   if (from == std::numeric_limits<int64_t>::min()) return;  // the whole 64-bit range
+  TORCH_CHECK(at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/true),
+              "random_from_to_impl handles only integral, floating-point and boolean types");
   int64_t to_inc;
   if (at::isFloatingType(t)) {
     double lo, hi;
@@ -214,6 +219,13 @@ void cpu_random_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVa
       TORCH_CHECK_NOT_IMPLEMENTED(false, "\"normal_kernel_cpu\" not implemented for '", c10::toString(*t), "'");
     if (auto sd = float_arg(schema, args, "std"))
       TORCH_CHECK(*sd >= 0.0, "normal expects std >= 0.0, but found std ", *sd);
+    auto si = arg_at(schema, args, "std");
+    if (si && args[*si].isTensor() && args[*si].toTensor().defined()) {
+      // a tensor std: CPU (and CUDA) read its smallest element on the host
+      const at::Tensor& sd = args[*si].toTensor();
+      TORCH_CHECK(!sd.is_complex(), "normal expects standard deviation to be non-complex");
+      TORCH_CHECK(sd.numel() == 0 || sd.min().ge(0).item<bool>(), "normal expects all elements of std >= 0.0");
+    }
     return;
   }
   if (base == "bernoulli") {

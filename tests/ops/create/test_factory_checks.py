@@ -52,6 +52,15 @@ CASES = {
     "linspace_negative_steps": lambda d: torch.linspace(0, 1, -1, device=d),
     "linspace_negative_steps_out": lambda d: torch.linspace(0, 1, -1, out=t(d, 3)),
     "fftfreq_int_out": lambda d: torch.fft.fftfreq(5, out=t(d, 5, dtype=torch.long)),
+    "arange_nan_end": lambda d: torch.arange(-5, float("nan"), device=d),
+    "arange_inf_end_negative_step": lambda d: torch.arange(0, float("-inf"), -1, device=d),
+    "arange_inf": lambda d: torch.arange(float("inf"), device=d),
+    "arange_nan_start": lambda d: torch.arange(float("nan"), 10, device=d),
+    "arange_zero_step": lambda d: torch.arange(0, 1, 0, device=d),
+    "arange_wrong_sign": lambda d: torch.arange(0, 5, -1, device=d),
+    "range_inf": lambda d: torch.range(0, float("inf"), device=d),
+    "linspace_overlapping_out": lambda d: torch.linspace(1, 10, 10, out=torch.zeros(1, device=d).expand(10)),
+    "logspace_overlapping_out": lambda d: torch.logspace(1, 10, 10, out=torch.zeros(1, device=d).expand(10)),
 }
 
 
