@@ -42,6 +42,7 @@ struct OpInfo {
   bool out_resize_contiguous;       // a resized out= is contiguous (TT_LF_OUT_RESIZE_CONTIGUOUS)
   bool out_resize_contiguous_complex;  // ... where the input is complex (_COMPLEX)
   bool out_restride_if_empty;       // ... where the out is not empty (TT_LF_OUT_RESTRIDE_IF_EMPTY)
+  bool random_checks;               // CPU's checks of the op's random parameters, every call (aten/)
 };
 
 const OpInfo& op_info(const c10::OperatorHandle& op) {
@@ -64,7 +65,7 @@ const OpInfo& op_info(const c10::OperatorHandle& op) {
               scalar_conversions(op.schema(), entry ? tt_lower_scalar_rules(entry) : nullptr),
               facts & (TT_LF_OUT_SAME_DTYPE | TT_LF_OUT_RESULT_DTYPE), (facts & TT_LF_OUT_KEEPS_SHAPE) != 0,
               (facts & TT_LF_OUT_RESIZE_CONTIGUOUS) != 0, (facts & TT_LF_OUT_RESIZE_CONTIGUOUS_COMPLEX) != 0,
-              (facts & TT_LF_OUT_RESTRIDE_IF_EMPTY) != 0};
+              (facts & TT_LF_OUT_RESTRIDE_IF_EMPTY) != 0, cpu_random_op(on.name)};
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -157,9 +158,10 @@ std::vector<TMeta> tmetas(const c10::IValue& v) {
   return out;
 }
 
-// flat_outs (TT_LF_OUT_KEEPS_SHAPE): out= tensors reach the meta kernel as 1-D
-// tensors of their numel, the range factories' result shape, so that it does
-// not resize them (nor warn that it does) where CPU's kernel would not.
+// flat_outs (TT_LF_OUT_KEEPS_SHAPE): out= tensors reach the meta kernel
+// empty, so that it gives the range factory's result shape without warning
+// that it resizes them: the caller keeps an out= of that many elements as it
+// is, as CPU's kernel does, and resizes (with CPU's warning) another.
 MetaResult run_meta_with(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, bool flat_outs) {
   const auto& schema = op.schema();
   torch::jit::Stack meta;
@@ -167,7 +169,7 @@ MetaResult run_meta_with(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValu
   for (size_t i = 0; i < args.size(); i++) {
     if (is_host_scalars(schema.arguments()[i], args[i])) meta.push_back(args[i]);
     else if (flat_outs && schema.arguments()[i].is_out() && args[i].isTensor() && args[i].toTensor().defined())
-      meta.push_back(at::empty({args[i].toTensor().numel()}, args[i].toTensor().options().device(at::kMeta)));
+      meta.push_back(at::empty({0}, args[i].toTensor().options().device(at::kMeta)));
     else if (host_value_as_meta(schema, i, args[i]))
       meta.push_back(at::empty({}, args[i].toTensor().options().device(at::kMeta)));
     else meta.push_back(to_meta(args[i]));
@@ -618,6 +620,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   c10::ArrayRef<c10::IValue> args(&*(stack->end() - nargs), nargs);
 
   // 1. output metadata (meta kernels, cached per signature)
+  if (info.random_checks) cpu_random_checks(schema, args);  // (they warn on every call)
   const std::shared_ptr<const MetaResult> mrp = meta_result(op, info, args);
   const MetaResult& mr = *mrp;
   scalar_overflow_checks(schema, args, mr, info.scalars);  // values the cached metadata does not cover
@@ -669,6 +672,7 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
       bool keep = info.out_keeps_shape && is_out[i] && k < m.size() &&
                   real[k].numel() == c10::multiply_integers(m[k].sizes);  // the lowering reshapes
       if (k < m.size() && real[k].sizes() != c10::IntArrayRef(m[k].sizes) && !keep) {
+        if (info.out_keeps_shape) cpu_out_resize_warning(schema, real[k], c10::multiply_integers(m[k].sizes));
         real[k].resize_(m[k].sizes);
         if (real[k].strides() != c10::IntArrayRef(m[k].strides)) real[k].as_strided_(m[k].sizes, m[k].strides);
       }

@@ -46,6 +46,17 @@ bool scalar_class_key_op(const c10::OperatorHandle& op, const std::string& base)
 // CPU's input checks that the meta kernels lack (meta_checks.cpp): throw
 // CPU's error (e.g. a reduction without identity over an empty dim).
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// CPU's checks of a random op's parameters (random_'s bounds, with its
+// warnings where a float dtype cannot hold them; uniform_'s range; the std,
+// lambda, p or sigma of normal_, exponential_, bernoulli_, geometric_,
+// cauchy_, log_normal_), which the meta kernels lack or word otherwise. They
+// run on every call (the warnings repeat on CPU), for the ops cpu_random_op
+// names ("aten::random_", ...: their base names).
+bool cpu_random_op(const std::string& base);
+void cpu_random_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args);
+// CPU's warning where an out= of arange must be resized (to `size` elements):
+// the meta kernel warns with another text, or not at all.
+void cpu_out_resize_warning(const c10::FunctionSchema& schema, const at::Tensor& out, int64_t size);
 // index_put's values must have self's dtype (CPU's check), except one value
 // with a boolean mask (x[mask] = v is masked_fill_ on CPU). Every call, before
 // the masks are expanded: CPU's message, or "" where the dtypes pass. CPU
@@ -86,6 +97,8 @@ struct ScalarConversion {
 // The conversions `scalars` ("name:to name:to", or NULL) names, for the
 // arguments the schema has.
 std::vector<ScalarConversion> scalar_conversions(const c10::FunctionSchema& schema, const char* scalars);
+// c10's name of an element type in CPU's conversion errors ("int64_t", "c10::Half").
+const char* c_type_name(at::ScalarType t);
 // CPU's overflow check of the Scalars the op's kernel converts to its element
 // type (scalar_checks.cpp): throws CPU's error. Runs on every call.
 void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,

@@ -27,6 +27,7 @@
 // kernels check neither for most of them (mul_ of an int8 tensor by a float16
 // one passes; lt_ with a larger broadcast shape resizes self).
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -122,6 +123,81 @@ void float8_promotion_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10
   if (f8 && mixed) (void)at::native::result_type(at::ITensorListRef(ts));
 }
 
+// complex(real, imag) / polar(abs, angle): CPU's dtype checks (both inputs
+// Half, Float or Double and alike; an out= of their complex dtype), where
+// the meta kernels promote mixed inputs and word the others differently.
+void factory_complex_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  if (args.size() < 2 || !args[0].isTensor() || !args[1].isTensor()) return;
+  const at::ScalarType a = args[0].toTensor().scalar_type(), b = args[1].toTensor().scalar_type();
+  auto floating = [](at::ScalarType t) { return t == at::kHalf || t == at::kFloat || t == at::kDouble; };
+  TORCH_CHECK(floating(a) && floating(b), "Expected both inputs to be Half, Float or Double tensors but got ", a,
+              " and ", b);
+  TORCH_CHECK(a == b, "Expected object of scalar type ", a, " but got scalar type ", b, " for second argument");
+  auto oi = arg_index(schema, "out");
+  if (!oi || *oi >= args.size() || !args[*oi].isTensor() || !args[*oi].toTensor().defined()) return;
+  const at::ScalarType o = args[*oi].toTensor().scalar_type();
+  TORCH_CHECK(o == c10::toComplexType(a), "Expected object of scalar type ", c10::toComplexType(a),
+              " but got scalar type ", o, " for argument 'out'");
+}
+
+// linspace / logspace of Scalars: CPU's checks of steps and of a complex
+// start or end, which the Python meta kernels word otherwise. With a dtype, a
+// complex start or end needs a complex one; into an out= of a real dtype, CPU
+// converts them to its element type (checked: an imaginary part overflows).
+void range_scalar_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, const std::string& op) {
+  auto si = arg_index(schema, "start"), ei = arg_index(schema, "end"), ni = arg_index(schema, "steps");
+  if (!si || !ei || !ni || *si >= args.size() || *ei >= args.size() || *ni >= args.size()) return;
+  if (!args[*si].isScalar() || !args[*ei].isScalar() || !args[*ni].isInt()) return;
+  TORCH_CHECK(args[*ni].toInt() >= 0, "number of steps must be non-negative");
+  if (auto oi = arg_index(schema, "out"); oi && *oi < args.size() && args[*oi].isTensor() &&
+                                          args[*oi].toTensor().defined())
+    at::assert_no_internal_overlap(args[*oi].toTensor());  // CPU's "unsupported operation: ..."
+  const c10::Scalar start = args[*si].toScalar(), end = args[*ei].toScalar();
+  if (!start.isComplex() && !end.isComplex()) return;
+  auto di = arg_index(schema, "dtype"), oi = arg_index(schema, "out");
+  if (di && *di < args.size() && args[*di].isInt()) {
+    const auto dt = static_cast<at::ScalarType>(args[*di].toInt());
+    TORCH_CHECK(at::isComplexType(dt), "torch.", op, "(): inferred dtype ", c10::get_default_complex_dtype(),
+                " can't be safely cast to passed dtype ", dt);
+  }
+  if (oi && *oi < args.size() && args[*oi].isTensor() && args[*oi].toTensor().defined()) {
+    const at::ScalarType o = args[*oi].toTensor().scalar_type();
+    if (at::isComplexType(o)) return;
+    for (const c10::Scalar& v : {start, end})
+      TORCH_CHECK(!v.isComplex() || v.toComplexDouble().imag() == 0, "value cannot be converted to type ",
+                  c_type_name(o), " without overflow");
+  }
+}
+
+// arange / range: CPU's checks, in its order (a non-finite bound is refused
+// before the step's sign is compared; the meta kernel compares first).
+void arange_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  auto si = arg_index(schema, "start"), ei = arg_index(schema, "end"), pi = arg_index(schema, "step");
+  if (!ei || *ei >= args.size() || !args[*ei].isScalar()) return;
+  auto value = [&](std::optional<size_t> i, double dflt) {
+    return i && *i < args.size() && args[*i].isScalar() ? args[*i].toScalar().toDouble() : dflt;
+  };
+  const double start = value(si, 0.0), end = value(ei, 0.0), step = value(pi, 1.0);
+  TORCH_CHECK(step > 0 || step < 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
+}
+
+// kaiser_window (lowered as a whole: its ATen kernel is a device stub): CPU's
+// dtype check, which the meta kernel makes with the meta device in its text.
+void window_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, const std::string& op) {
+  auto di = arg_index(schema, "dtype"), li = arg_index(schema, "layout"), dv = arg_index(schema, "device"),
+       pi = arg_index(schema, "pin_memory");
+  if (!di || *di >= args.size()) return;
+  at::ScalarType dt = args[*di].isInt() ? static_cast<at::ScalarType>(args[*di].toInt())
+                                        : c10::get_default_dtype_as_scalartype();
+  if (at::isFloatingType(dt)) return;
+  at::TensorOptions o = at::TensorOptions().dtype(dt);
+  if (li && *li < args.size() && args[*li].isInt()) o = o.layout(static_cast<at::Layout>(args[*li].toInt()));
+  if (dv && *dv < args.size() && args[*dv].isDevice()) o = o.device(args[*dv].toDevice());
+  if (pi && *pi < args.size() && args[*pi].isBool()) o = o.pinned_memory(args[*pi].toBool());
+  TORCH_CHECK(false, op, " expects floating point dtypes, got: ", o);
+}
+
 }  // namespace
 
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
@@ -143,6 +219,22 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
                 "For integral input tensors, argument alpha must not be a floating point number.");
     TORCH_CHECK(at::isComplexType(dt) || !alpha.isComplex(),
                 "For non-complex input tensors, argument alpha must not be a complex number.");
+    return;
+  }
+  if (op == "complex" || op == "polar") {
+    factory_complex_checks(schema, args);
+    return;
+  }
+  if (op == "linspace" || op == "logspace") {
+    range_scalar_checks(schema, args, op);
+    return;
+  }
+  if (op == "arange" || op == "range") {
+    arange_checks(schema, args);
+    return;
+  }
+  if (op == "kaiser_window") {
+    window_dtype_check(schema, args, op);
     return;
   }
   if (op == "cat") {
@@ -407,6 +499,16 @@ void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue
                 " but the operation's result requires dtype ", m.dtype);
   TORCH_CHECK(c10::canCast(m.dtype, self.scalar_type()), "result type ", m.dtype,
               " can't be cast to the desired output type ", self.scalar_type());
+}
+
+void cpu_out_resize_warning(const c10::FunctionSchema& schema, const at::Tensor& out, int64_t size) {
+  // CPU's arange (and the fft_fftfreq / fft_rfftfreq built on it) warns; its
+  // range / linspace / logspace resize silently
+  if (schema.name() != "aten::arange" || out.numel() == 0 || out.numel() == size) return;
+  TORCH_WARN("The number of elements in the out tensor of shape ", out.sizes(), " is ", out.numel(),
+             " which does not match the computed number of elements ", size,
+             ". Note that this may occur as a result of rounding error. The out tensor will be resized to a tensor "
+             "of shape (", size, ",).");
 }
 
 std::string index_put_dtype_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {

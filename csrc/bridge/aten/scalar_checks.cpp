@@ -20,7 +20,6 @@
 #include "aten.h"
 
 namespace torch_tpu {
-namespace {
 
 // c10's name of each element type in the message (c10::demangle_type<T>()).
 const char* c_type_name(at::ScalarType t) {
@@ -40,6 +39,8 @@ const char* c_type_name(at::ScalarType t) {
     default: return c10::toString(t);
   }
 }
+
+namespace {
 
 // The largest finite value and the lowest of a floating type.
 double float_max(at::ScalarType t) {

@@ -186,6 +186,41 @@ static tt_status_t lower_randperm(tt_lctx_t* c) {
 
 enum { RND_DEFAULT, RND_FROM, RND_TO };
 
+/* The bit length of |v| minus one (v != 0). */
+static int top_bit(int64_t v) {
+  uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  int n = 0;
+  while (a >>= 1) n++;
+  return n;
+}
+
+/* v rounded to `digits` significant bits, ties to even (the nearest value of
+ * a float dtype with that many mantissa digits); saturates at INT64_MAX. */
+static int64_t round_to_digits(int64_t v, int digits) {
+  if (v == 0 || top_bit(v) < digits) return v;
+  int shift = top_bit(v) - digits + 1;
+  uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  uint64_t q = a >> shift, rem = a & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
+  if (rem > half || (rem == half && (q & 1))) q++;
+  if (q >= ((uint64_t)1 << (63 - shift))) return v < 0 ? INT64_MIN : INT64_MAX;
+  int64_t r = (int64_t)(q << shift);
+  return v < 0 ? -r : r;
+}
+
+/* As CPU, for float dtypes: from moves up where from + 1 rounds below it, to
+ * moves down where to - 1 rounds to it or above, by the dtype's spacing of
+ * values there, so that every drawn integer converts into [from, to). */
+static int64_t float_from(int64_t from, int digits) {
+  if (from == INT64_MAX) return from;
+  int64_t r = round_to_digits(from + 1, digits);
+  return r < from ? r + ((int64_t)1 << (top_bit(from + 1) - digits + 1)) : from;
+}
+static int64_t float_to(int64_t to, int digits) {
+  if (to == INT64_MIN) return to;
+  int64_t r = round_to_digits(to - 1, digits);
+  return r >= to ? r - ((int64_t)1 << (top_bit(to - 1) - digits + 1)) : to;
+}
+
 /* random_(self), random_.from(self, from, to?), random_.to(self, to):
  * uniform integers in [lo, hi]; the default hi is 2^mantissa for floats and
  * the dtype's max for integers. */
@@ -205,12 +240,13 @@ static tt_status_t lower_random(tt_lctx_t* c) {
       top = tt_dtype_is_unsigned_int(dt) ? (int64_t)((1ull << (8 * tt_dtype_size(dt))) - 1)
                                          : (int64_t)((1ull << (8 * tt_dtype_size(dt) - 1)) - 1);
   }
+  int digits = dt == TT_F64 ? 53 : dt == TT_F32 ? 24 : dt == TT_F16 ? 11 : dt == TT_BF16 ? 8 : 0;
   int64_t lo = 0, hi = top;
   if (c->op->param == RND_FROM) {
-    lo = c->args[1].i;
-    if (c->args[2].kind == TT_ARG_INT) hi = c->args[2].i - 1;
+    lo = digits ? float_from(c->args[1].i, digits) : c->args[1].i;
+    if (c->args[2].kind == TT_ARG_INT) hi = (digits ? float_to(c->args[2].i, digits) : c->args[2].i) - 1;
   } else if (c->op->param == RND_TO) {
-    hi = c->args[1].i - 1;
+    hi = (digits ? float_to(c->args[1].i, digits) : c->args[1].i) - 1;
   }
   if (hi < lo)
     return tt_status_make(TT_INVALID_ARGUMENT, "%s: random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
@@ -240,6 +276,15 @@ static tt_status_t lower_bernoulli(tt_lctx_t* c) {
   tt_val_t u = tt_lt_uniform01(f, rng_state(c), cdt, ot->rank, ot->dims);
   tt_val_t p = kind == BERN_FLOAT ? tt_shlo_const(f, &ct, c->args[1].f)
                                   : tt_l_arg_as(c, kind == BERN_SELF ? 0 : 1, cdt, &ct);
+  if (kind != BERN_FLOAT) { /* CPU checks every p (a float p: the bridge does) */
+    tt_val_t in = tt_l_binary(f, "stablehlo.and", tt_l_compare(f, "GE", p, tt_shlo_const(f, &ct, 0.0)),
+                              tt_l_compare(f, "LE", p, tt_shlo_const(f, &ct, 1.0)));
+    tt_val_t bad = tt_l_unary(f, "stablehlo.not", in);
+    if (ot->rank) bad = tt_lt_reduce(f, bad, (1u << ot->rank) - 1u, "stablehlo.or", tt_lt_const0(f, TT_BOOL, 0.0));
+    tt_shlo_add_check(f, bad, TT_INTERNAL, /* CPU's RuntimeError */
+                      "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+                      "improved?  If so, please report an enhancement request to PyTorch.)");
+  }
   return tt_l_set_out(c, 0, tt_l_compare(f, "LT", u, p));
 }
 

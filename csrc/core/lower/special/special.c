@@ -54,6 +54,10 @@ const tt_lower_entry_t tt_lower_special[] = {
     S3(G, "polygamma", TT_SP_POLYGAMMA) S3(G, "mvlgamma", TT_SP_MVLGAMMA)
     SX(G, "special_zeta", "self", "other", TT_SP_ZETA)
     S3(I, "igamma", TT_SP_IGAMMA) S3(I, "igammac", TT_SP_IGAMMAC)
+    /* factories whose ATen kernel is a device stub (kaiser_window_stub); param: the overload */
+    {"aten::kaiser_window", tt__sp_lower_kaiser_window, 0, 0},
+    {"aten::kaiser_window.periodic", tt__sp_lower_kaiser_window, 1, 0},
+    {"aten::kaiser_window.beta", tt__sp_lower_kaiser_window, 2, 0},
 };
 const int tt_lower_special_count = TT_TABLE_COUNT(tt_lower_special);
 

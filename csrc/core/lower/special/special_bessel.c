@@ -1,6 +1,7 @@
 /* The special family, Bessel functions of one real argument: i0, i0e, i1,
  * i1e, the modified Bessel functions I0, I1, K0, K1 (and scaled K0, K1), J0,
- * J1, Y0, Y1, the spherical j0 and Airy Ai. Each follows the piecewise Cephes
+ * J1, Y0, Y1, the spherical j0 and Airy Ai; and the Kaiser window, a ratio
+ * of I0 values (kaiser_window, whose ATen kernel is a device stub). Each follows the piecewise Cephes
  * approximation PyTorch's CPU kernel evaluates (Chebyshev series or rational
  * functions on each interval), in the same dtype and operation order, with
  * every piece computed and the right one selected per element. The
@@ -465,4 +466,28 @@ tt_status_t tt__sp_lower_bessel(tt_lctx_t* c) {
   tt_val_t x;
   tt__sp_float_args(c, &idx, 1, &x, NULL);
   return tt_l_set_out(c, 0, k_bessel[p](c->f, x));
+}
+
+/* kaiser_window(window_length[, periodic[, beta]]): param 0 = periodic, beta
+ * 12 (the defaults); 1 = the periodic argument given, beta 12; 2 = both given.
+ * As CPU: a periodic window is the first n of a symmetric one of n + 1; with
+ * N its length and a = (N - 1) / 2, w[i] = I0(beta sqrt|1 - ((i - a) / a)^2|)
+ * / I0(beta), with i in the output dtype, computed in f32 (f64 for f64). */
+tt_status_t tt__sp_lower_kaiser_window(tt_lctx_t* c) {
+  tt_shlo_fn_t* f = c->f;
+  const tt_type_t* ot = &c->out_types[0];
+  if (!tt_dtype_is_float(ot->dtype))
+    return tt_status_make(TT_INVALID_ARGUMENT, "%s: expected a floating point dtype, got %s", c->op->name,
+                          tt_dtype_name(ot->dtype));
+  int64_t n = tt_type_numel(ot);
+  if (n <= 1) return tt_l_set_out(c, 0, tt_shlo_const(f, ot, 1.0)); /* (CPU: ones of 1, empty of 0) */
+  bool periodic = c->op->param == 0 || c->args[1].i != 0;
+  double beta = c->op->param == 2 ? c->args[2].f : 12.0;
+  tt_dtype_t cdt = ot->dtype == TT_F64 ? TT_F64 : TT_F32;
+  int64_t len = periodic ? n + 1 : n;
+  tt_val_t i = tt_l_convert(f, tt_l_convert(f, tt_lt_iota(f, TT_I64, 1, &n, 0), ot->dtype), cdt);
+  tt_val_t a = K(i, (double)(len - 1) / 2.0), b = K(i, beta);
+  tt_val_t r = DIV(SUB(i, a), a);
+  tt_val_t x = MUL(b, UN("sqrt", tt__sp_abs(f, SUB(K(r, 1.0), MUL(r, r)))));
+  return tt_l_set_out(c, 0, tt_l_convert(f, DIV(b_i0(f, x), b_i0(f, b)), ot->dtype));
 }

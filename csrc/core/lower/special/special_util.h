@@ -40,6 +40,8 @@ tt_status_t tt__sp_lower_poly(tt_lctx_t* c);
 tt_status_t tt__sp_lower_misc(tt_lctx_t* c);
 tt_status_t tt__sp_lower_gamma(tt_lctx_t* c);
 tt_status_t tt__sp_lower_igamma(tt_lctx_t* c); /* special_igamma.c: TT_SP_IGAMMA, TT_SP_IGAMMAC */
+/* special_bessel.c: the kaiser_window factories (param: which overload) */
+tt_status_t tt__sp_lower_kaiser_window(tt_lctx_t* c);
 
 /* ---- helpers (special_util.c) ----------------------------------------------- */
 /* The float dtype a special function of input dtype `in` computes in: f64
