@@ -274,3 +274,50 @@ def test_sparse_grad_accumulates():
         ed(torch.tensor(ix, device=dev)).sum().backward()
     assert ed.weight.grad.is_sparse
     torch.testing.assert_close(ed.weight.grad.to_dense().cpu(), ec.weight.grad.to_dense())
+
+
+def _sparse_adam_info():
+    from torch.testing._internal.common_optimizers import optim_db
+    return next(o for o in optim_db if o.optim_cls is torch.optim.SparseAdam)
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_sparse_adam_optim_inputs(contiguous):
+    """SparseAdam over the configurations of PyTorch's own OptimizerInfo (default, lr, Tensor lr, maximize),
+    with dense gradients turned sparse by to_sparse() as test_optim does, 8 steps, against the CPU."""
+    info = _sparse_adam_info()
+    inputs = {d: info.optim_inputs_func(device=d) for d in ("cpu", "tpu")}
+    for oc_in, od_in in zip(inputs["cpu"], inputs["tpu"]):
+        runs = {}
+        for device, oi in (("cpu", oc_in), ("tpu", od_in)):
+            g = torch.Generator().manual_seed(3)
+            if contiguous:
+                w0, b0 = torch.randn((10, 5), generator=g), torch.randn(10, generator=g)
+            else:
+                w0, b0 = torch.randn((10, 5, 2), generator=g)[..., 0], torch.randn((10, 2), generator=g)[..., 0]
+            x = torch.randn(5, generator=g)
+            w = torch.nn.Parameter(w0.to(device))
+            b = torch.nn.Parameter(b0.to(device))
+            opt = torch.optim.SparseAdam([w, b], **oi.kwargs)
+            xd = x.to(device)
+            for _ in range(8):
+                opt.zero_grad()
+                (w.mv(xd) + b).pow(2).sum().backward()
+                w.grad, b.grad = w.grad.to_sparse(), b.grad.to_sparse()
+                opt.step()
+            runs[device] = (w.detach().cpu(), b.detach().cpu())
+        for pd, pc in zip(runs["tpu"], runs["cpu"]):
+            torch.testing.assert_close(pd, pc, rtol=1e-5, atol=1e-6, msg=lambda m: f"{oc_in.desc}: {m}")
+
+
+def test_sparse_adam_error_inputs():
+    """The construction errors of PyTorch's SparseAdam OptimizerInfo, with tpu parameters."""
+    info = _sparse_adam_info()
+    for ei in info.optim_error_inputs_func(device="tpu", dtype=torch.float32):
+        oi = ei.optimizer_error_input
+        if issubclass(ei.error_type, Warning):
+            with pytest.warns(ei.error_type, match=ei.error_regex):
+                torch.optim.SparseAdam(oi.params, **oi.kwargs)
+        else:
+            with pytest.raises(ei.error_type, match=ei.error_regex):
+                torch.optim.SparseAdam(oi.params, **oi.kwargs)
