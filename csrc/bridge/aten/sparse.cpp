@@ -190,16 +190,54 @@ Tensor& tpu_sparse_add_out(const Tensor& self, const Tensor& other, const c10::S
   return add_sparse_sparse(self, other, alpha, out);
 }
 
-// mul with a sparse operand: by a 0-dim tensor (a Scalar), or by a dense
+// mul of two sparse tensors of one size: the entries at positions both hold
+// (CPU's intersection), sorted. The positions of both, sorted together
+// (stably: self's first), meet as equal neighbours; their count is the host
+// read.
+Tensor& mul_sparse_sparse(const Tensor& a_in, const Tensor& b_in, Tensor& out) {
+  TORCH_CHECK(a_in.sizes().equals(b_in.sizes()), "mul: expected 'self' and 'other' to have same sizes when both "
+              "are sparse, but ", a_in.sizes(), " != ", b_in.sizes());
+  check_same_device(a_in, b_in, "mul");
+  auto common = at::promoteTypes(a_in.scalar_type(), b_in.scalar_type());
+  TORCH_CHECK(at::canCast(common, out.scalar_type()), "Can't convert result type ", common, " to output ",
+              out.scalar_type(), " in mul operation");
+  std::vector<int64_t> sizes = a_in.sizes().vec();
+  const int64_t sd = a_in.sparse_dim();
+  const bool coalesced_in = a_in.is_coalesced() && b_in.is_coalesced();  // before an in-place result changes it
+  Tensor a = a_in.coalesce(), b = b_in.coalesce();
+  const int64_t na = a._nnz(), nb = b._nnz();
+  Tensor ai = a._indices(), bi = b._indices();
+  if (na == 0 || nb == 0 || sd == 0) {
+    Tensor vals = (na && nb) ? a._values().to(common).mul(b._values().to(common))
+                             : at::empty({0}, a._values().options().dtype(common));
+    if (!(na && nb)) {
+      std::vector<int64_t> vs = a._values().sizes().vec();
+      vs[0] = 0;
+      vals = vals.reshape(vs);
+    }
+    Tensor idx = (na && nb) ? ai.clone() : at::empty({sd, 0}, ai.options());
+    return set_sparse(out, sizes, sd, idx, vals.to(out.scalar_type()), true);
+  }
+  Tensor all = at::cat({flat_positions(ai, sizes), flat_positions(bi, sizes)});
+  auto [sorted, perm] = all.sort(/*stable=*/true, 0, false);
+  Tensor at_pos = sorted.slice(0, 1).eq(sorted.slice(0, 0, -1)).nonzero().squeeze(1);
+  Tensor pa = perm.index_select(0, at_pos), pb = perm.index_select(0, at_pos.add(1)).sub(na);
+  Tensor vals = a._values().to(common).index_select(0, pa).mul(b._values().to(common).index_select(0, pb));
+  // sorted and unique, but marked coalesced only where CPU's is (both operands coalesced)
+  return set_sparse(out, sizes, sd, ai.index_select(1, pa), vals.to(out.scalar_type()),
+                    coalesced_in);
+}
+
+// mul with a sparse operand: by a 0-dim tensor (a Scalar), by a dense
 // tensor of the sparse one's size (the dense values at the sparse entries:
-// what sparse_mask and SparseAdam use). The result keeps the sparse entries.
+// what sparse_mask and SparseAdam use), keeping the sparse entries; or of two
+// sparse tensors (above).
 Tensor& tpu_sparse_mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
   TORCH_CHECK(out.is_sparse(), "mul: expected a sparse 'out'");
   const bool both = self.is_sparse() && other.is_sparse();
+  if (both && self.dim() > 0 && other.dim() > 0) return mul_sparse_sparse(self, other, out);
   const Tensor& s = (self.is_sparse() && !(both && self.dim() == 0)) ? self : other;
   const Tensor& d = s.is_same(self) ? other : self;
-  TORCH_CHECK(!d.is_sparse() || d.dim() == 0,
-              "mul of two sparse tensors is not supported on the tpu device (only by a 0-dim one)");
   Tensor factor = d.is_sparse() ? d.coalesce()._values().sum() : d;
   if (factor.dim() > 0) {
     TORCH_CHECK(factor.sizes().equals(s.sizes()), "mul(sparse, dense) on the tpu device needs operands of "

@@ -145,6 +145,23 @@ def test_mul_scalar_sub_neg_div():
     torch.testing.assert_close(torch.sparse.sum(d).cpu(), torch.sparse.sum(c), **TOL)
 
 
+@pytest.mark.parametrize("sizes,sparse_dim", [((6, 5), 2), ((6, 5, 2), 1)])
+def test_mul_sparse_sparse(sizes, sparse_dim):
+    a, b = _random_coo(sizes, 20, sparse_dim, seed=14), _random_coo(sizes, 15, sparse_dim, seed=15)
+    # uncoalesced operands: the CPU keeps explicit zeros where the tpu keeps the common positions only
+    r = a.to(dev) * b.to(dev)
+    assert r.is_sparse and not r.is_coalesced()
+    torch.testing.assert_close(r.to_dense().cpu(), (a * b).to_dense(), **TOL)
+    a, b = a.coalesce(), b.coalesce()
+    _same_sparse(a.to(dev) * b.to(dev), a * b)
+    empty = torch.sparse_coo_tensor(torch.zeros((sparse_dim, 0), dtype=torch.long),
+                                    torch.zeros((0,) + sizes[sparse_dim:]), sizes)
+    _same_sparse(a.to(dev) * empty.to(dev), a * empty)
+    ad = a.to(dev)
+    ad.mul_(b.to(dev))
+    _same_sparse(ad, a * b)
+
+
 def test_mm_addmm():
     s = _random_coo((6, 5), 12, seed=4)
     m = make((5, 3), seed=5)
