@@ -100,10 +100,10 @@ Tensor unflat_positions(const Tensor& flat, c10::IntArrayRef sizes, int64_t spar
 }
 
 // coalesce: entries sorted by position, duplicates summed. Sorting the
-// positions (stably, so duplicates add in CPU's order), marking where a new
-// position starts, and numbering the runs (a cumulative sum) gives each entry
-// its output row; the values add there with index_add. One host read: the
-// number of distinct positions.
+// positions, marking where a new position starts, and numbering the runs (a
+// cumulative sum) gives each entry its output row; the values add there with
+// index_add (in the device's order: float sums may differ from CPU's in the
+// last bits). One host read: the number of distinct positions.
 Tensor tpu_coalesce(const Tensor& self) {
   const int64_t nnz = self._nnz();
   const int64_t sd = self.sparse_dim();
@@ -300,7 +300,8 @@ Tensor& tpu_sparse_addmm_(Tensor& t, const Tensor& sparse, const Tensor& dense, 
 
 // index_select(sparse, dim, index): along a sparse dim, output position k
 // takes every entry whose index there is index[k] (the matches found on the
-// device; their count is a host read); along a dense dim, the values'.
+// device as an [index, nnz] comparison, so memory grows as their product;
+// their count is a host read); along a dense dim, the values'.
 Tensor tpu_sparse_index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
