@@ -755,6 +755,12 @@ void tpu_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
 
 }  // namespace
 
+// The boxed fallback, for a kernel of our own that hands some calls back to
+// the lowering (aten/sparse.cpp: _embedding_bag_backward's dense case).
+void run_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  tpu_fallback(op, ks, stack);
+}
+
 // Ops with a CompositeExplicitAutograd kernel (native_layer_norm, the
 // _foreach_* family, add.Tensor, ...) never reach a backend fallback: the
 // composite kernel wins. Where we have a lowering, register the boxed kernel

@@ -41,11 +41,11 @@ WIDER = {
 }
 
 # OpInfos of CUDA-only kernels (no tpu meaning: cuDNN / flash / efficient attention
-# entry points) and of layouts the device has not: listed, with the reason, not swept.
+# entry points) and of results the sweep cannot compare: listed, with the reason, not swept.
 NOT_DEVICE = {
     "torch.ops.aten._flash_attention_forward": "a CUDA kernel's entry point (FlashAttention)",
     "torch.ops.aten._efficient_attention_forward": "a CUDA kernel's entry point (memory-efficient attention)",
-    "to_sparse": "sparse layouts are not on the device",
+    "to_sparse": "a sparse result (the sweep compares strided ones; tests/ops/sparse covers sparse COO)",
 }
 
 MAX_SAMPLES = 3

@@ -6,6 +6,8 @@
 // more than a lowering: a host value or a data-dependent size
 // (host_composites.cpp), PyTorch's own composite implementation for a device
 // key it would otherwise skip, or the SDPA backend choice (attention.cpp).
+// Sparse COO tensors (the SparsePrivateUse1 key, and the dense ops that make
+// or consume them) register in sparse.cpp, beside their kernels.
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/_native_multi_head_attention_native.h>
 #include <ATen/ops/_transformer_encoder_layer_fwd_native.h>
