@@ -138,6 +138,14 @@ void addcdiv_integer_check(const at::Tensor& t1, const at::Tensor& t2) {
               "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
 }
 
+// CPU's sub_check: a, b whether self / other are bool.
+void sub_bool_check(bool a, bool b) {
+  TORCH_CHECK(!(a && b), "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                         "Use the `^` or `logical_xor()` operator instead.");
+  TORCH_CHECK(!a && !b, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                        "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
 }  // namespace
 
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
@@ -145,6 +153,13 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   if (n.rfind("aten::", 0) != 0) return;
   float8_promotion_check(schema, args);
   const std::string op = n.substr(6);
+  if ((op == "sub" || op == "sub_") && args.size() >= 2 && args[0].isTensor() && args[0].toTensor().defined()) {
+    // CPU's sub_check, before broadcasting (also of a bool Scalar, which the lowering wraps)
+    bool a = args[0].toTensor().scalar_type() == at::kBool;
+    bool b = args[1].isTensor() ? args[1].toTensor().defined() && args[1].toTensor().scalar_type() == at::kBool
+                                : args[1].isScalar() && args[1].toScalar().isBoolean();
+    sub_bool_check(a, b);
+  }
   if (op == "add" || op == "add_" || op == "sub" || op == "sub_" || op == "rsub") {
     // CPU's alpha_check, on the inputs' result type (the meta kernel raises a ValueError)
     auto ai = arg_index(schema, "alpha");
@@ -173,11 +188,28 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
                      "torch.cat(): input types can't be cast to the desired output type ", out);
     return;
   }
-  if (op == "addcdiv" || op == "addcdiv_") {
-    // CPU's message (the meta kernel's is a tuple of its parts)
-    if (args.size() < 3 || !args[1].isTensor() || !args[2].isTensor()) return;
-    addcdiv_integer_check(args[1].toTensor(), args[2].toTensor());
+  if (op == "addcdiv" || op == "addcdiv_" || op == "addcmul" || op == "addcmul_") {
+    // CPU's messages (the meta kernel's are a tuple of its parts, and "Attempting to broadcast")
+    if (args.size() < 3 || !args[0].isTensor() || !args[1].isTensor() || !args[2].isTensor()) return;
+    if (op == "addcdiv" || op == "addcdiv_") addcdiv_integer_check(args[1].toTensor(), args[2].toTensor());
+    std::vector<int64_t> shape = args[0].toTensor().sizes().vec();  // TensorIterator's order
+    for (int i = 1; i < 3; i++) shape = at::infer_size(shape, args[i].toTensor().sizes());
     return;
+  }
+  if (op == "clamp" || op == "clamp_" || op == "clip" || op == "clip_" || op == "clamp_min" || op == "clamp_min_" ||
+      op == "clamp_max" || op == "clamp_max_") {
+    // CPU's clamp refuses complex values (its meta function: also for an empty self, also in
+    // place before the cast check) where the bounds are Scalars
+    bool scalar_bounds = true, complex = args.size() >= 1 && args[0].isTensor() && args[0].toTensor().defined() &&
+                                         args[0].toTensor().is_complex();
+    for (const char* b : {"min", "max"}) {
+      auto bi = arg_index(schema, b);
+      if (!bi || *bi >= args.size()) continue;
+      if (args[*bi].isTensor()) scalar_bounds = false;
+      else if (args[*bi].isScalar() && args[*bi].toScalar().isComplex()) complex = true;
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(!scalar_bounds || !complex, "clamp is not supported for complex types");
+    if (op.rfind("clamp_m", 0) == 0) return;
   }
   if (op == "clamp" || op == "clamp_" || op == "clip" || op == "clip_") {
     // CPU raises a RuntimeError (PyTorch's meta kernel a ValueError)
@@ -452,13 +484,7 @@ void cpu_foreach_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue
   }
   // CPU runs the per-element op on each element: sub's bool check comes before broadcasting
   if (base == "sub" && args.size() >= 2) {
-    for (size_t k = 0; k < self.size(); k++) {
-      bool a = self[k].scalar_type() == at::kBool, b = elem_bool(args[1], k);
-      TORCH_CHECK(!(a && b), "Subtraction, the `-` operator, with two bool tensors is not supported. "
-                             "Use the `^` or `logical_xor()` operator instead.");
-      TORCH_CHECK(!a && !b, "Subtraction, the `-` operator, with a bool tensor is not supported. "
-                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-    }
+    for (size_t k = 0; k < self.size(); k++) sub_bool_check(self[k].scalar_type() == at::kBool, elem_bool(args[1], k));
   }
   // addcdiv of integers; lerp's end and weight of self's dtype (CPU's lerp meta function)
   if (base == "addcdiv" && args.size() >= 3 && args[1].isTensorList() && args[2].isTensorList()) {
@@ -509,9 +535,9 @@ void cpu_foreach_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue
     }
   }
   for (size_t k = 0; k < self.size(); k++) {
-    if (clamp)
-      TORCH_CHECK_NOT_IMPLEMENTED(!self[k].is_complex() && !(args.size() >= 2 && elem_complex(args[1], k)),
-                                  "clamp is not supported for complex types");
+      const bool complex_bound = clamp && args.size() >= 2 && elem_complex(args[1], k);
+    if (clamp && self[k].defined())  // also of an empty element: CPU's check is in its meta function
+      TORCH_CHECK_NOT_IMPLEMENTED(!self[k].is_complex() && !complex_bound, "clamp is not supported for complex types");
     if (!res || !(*res)[k].defined || !self[k].defined()) continue;
     const TMeta& m = (*res)[k];
     TORCH_CHECK(m.sizes == self[k].sizes().vec(), "output with shape ", self[k].sizes(),

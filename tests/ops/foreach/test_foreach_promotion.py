@@ -157,3 +157,13 @@ def test_complex_scalar_computed_on_device(dev):
     assert [o.dtype for o in out] == [torch.complex64] * 2 and all(o.device.type == "tpu" for o in out)
     for o, x in zip(out, xs):
         torch.testing.assert_close(o.cpu(), x.cpu() * (2 - 1j))
+
+
+@pytest.mark.parametrize("name", ["clamp_min", "clamp_max", "maximum", "minimum", "add"])
+def test_complex_scalar_on_empty_element(name, dev):
+    """A complex value for an empty element: clamp refuses it as CPU does (a check of its meta
+    function, before any kernel and before the in-place cast), add computes the other elements."""
+    xs = [torch.randn(3), torch.empty(0), torch.randn(2, 2)]
+    sl = [1.5, 3 + 4.5j, -0.5]
+    for inplace in (False, True):
+        run_both(name, inplace, xs, [], sl, sl, dev)

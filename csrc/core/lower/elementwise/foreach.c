@@ -135,6 +135,11 @@ static tt_status_t lower_foreach(tt_lctx_t* c) {
       if (sub[j].kind == TT_ARG_TENSORS || sub[j].kind == TT_ARG_SCALARS) sub[j].vals = NULL;
     }
     tt_lctx_t sc = {c->f, base, sub, c->nargs, &c->out_types[i], 1, &c->outs[i]};
+    const tt_type_t* ot = &c->out_types[i];
+    if (tt_type_numel(ot) == 0) { /* nothing to compute (CPU runs no kernel: no refusal either) */
+      TT_RETURN_IF_ERROR(tt_l_set_out(&sc, 0, tt_l_full(c->f, ot->dtype, ot->rank, ot->dims, 0)));
+      continue;
+    }
     if (!(base->flags & TT_LF_COMPLEX) && uses_complex(&sc))
       return tt_status_make(TT_UNIMPLEMENTED,
                             "%s: complex tensors are not supported by %s on the tpu device yet",
