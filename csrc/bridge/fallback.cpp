@@ -349,6 +349,7 @@ std::shared_ptr<const MetaResult> meta_result(const c10::OperatorHandle& op, con
   g_meta_misses.fetch_add(1, std::memory_order_relaxed);
   MetaResult r;
   cpu_input_checks(op.schema(), args);  // shapes only: a passing signature stays valid
+  cpu_foreach_checks(op, args, run_meta);  // per element: shapes, dtypes, Scalars' classes
   if (info.out_dtype_rule) cpu_out_dtype_checks(op, args, info.out_dtype_rule == TT_LF_OUT_SAME_DTYPE, run_meta);
   if (!meta_rule_before(op.schema(), args, r)) {
     try {

@@ -69,6 +69,12 @@ std::string index_put_dtype_error(const c10::FunctionSchema& schema, c10::ArrayR
 // op's functional overload, e.g. aten::mul.Tensor for aten::mul_.Tensor).
 using MetaRunner = MetaResult (*)(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
 void cpu_inplace_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional);
+// CPU's checks of a _foreach_* op, whose slow path runs the per-element op on
+// each element, that the meta kernels lack or word otherwise: sub of bools,
+// the tensors of an element broadcasting together, clamp's refusal of complex
+// values, and in place each element's result keeping self's shape and casting
+// to self's dtype (`functional` runs the functional overload's meta kernel).
+void cpu_foreach_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional);
 // The dtype CPU's out= kernel of the op demands of its out= argument, where the
 // meta kernel accepts any (the op's TT_LF_OUT_SAME_DTYPE / _RESULT_DTYPE fact):
 // `same_as_input`: the first tensor input's, else the result dtype of the

@@ -22,6 +22,13 @@
 // input give NaN on CPU (no check); scans (cummax / cummin) of an empty input
 // give empty outputs (no check).
 //
+// _foreach_* ops (cpu_foreach_checks): CPU's slow path runs the per-element op
+// on each element, so each element gets that op's checks, in CPU's order: sub
+// of bools, addcdiv of integers, lerp's dtypes (TypeMeta names: "long int"),
+// broadcasting ("The size of tensor a (10) must match ..."), clamp's refusal
+// of complex values, and in place the result's shape and dtype; PyTorch's
+// foreach meta kernels word these otherwise or accept them.
+//
 // In-place pointwise ops: CPU builds them on a TensorIterator whose output is
 // self, which cannot be resized and must hold the result type; PyTorch's meta
 // kernels check neither for most of them (mul_ of an int8 tensor by a float16
@@ -198,6 +205,23 @@ void window_dtype_check(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
   TORCH_CHECK(false, op, " expects floating point dtypes, got: ", o);
 }
 
+void addcdiv_integer_check(const at::Tensor& t1, const at::Tensor& t2) {
+  TORCH_CHECK(!at::isIntegralType(t1.scalar_type(), true) || !at::isIntegralType(t2.scalar_type(), true),
+              "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+              "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+              "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+              "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
+              "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+}
+
+// CPU's sub_check: a, b whether self / other are bool.
+void sub_bool_check(bool a, bool b) {
+  TORCH_CHECK(!(a && b), "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                         "Use the `^` or `logical_xor()` operator instead.");
+  TORCH_CHECK(!a && !b, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                        "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
 }  // namespace
 
 void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
@@ -205,6 +229,13 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
   if (n.rfind("aten::", 0) != 0) return;
   float8_promotion_check(schema, args);
   const std::string op = n.substr(6);
+  if ((op == "sub" || op == "sub_") && args.size() >= 2 && args[0].isTensor() && args[0].toTensor().defined()) {
+    // CPU's sub_check, before broadcasting (also of a bool Scalar, which the lowering wraps)
+    bool a = args[0].toTensor().scalar_type() == at::kBool;
+    bool b = args[1].isTensor() ? args[1].toTensor().defined() && args[1].toTensor().scalar_type() == at::kBool
+                                : args[1].isScalar() && args[1].toScalar().isBoolean();
+    sub_bool_check(a, b);
+  }
   if (op == "add" || op == "add_" || op == "sub" || op == "sub_" || op == "rsub") {
     // CPU's alpha_check, on the inputs' result type (the meta kernel raises a ValueError)
     auto ai = arg_index(schema, "alpha");
@@ -249,17 +280,28 @@ void cpu_input_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IVal
                      "torch.cat(): input types can't be cast to the desired output type ", out);
     return;
   }
-  if (op == "addcdiv" || op == "addcdiv_") {
-    // CPU's message (the meta kernel's is a tuple of its parts)
-    if (args.size() < 3 || !args[1].isTensor() || !args[2].isTensor()) return;
-    TORCH_CHECK(!at::isIntegralType(args[1].toTensor().scalar_type(), true) ||
-                    !at::isIntegralType(args[2].toTensor().scalar_type(), true),
-                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
-                "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
-                "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
-                "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
-                "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  if (op == "addcdiv" || op == "addcdiv_" || op == "addcmul" || op == "addcmul_") {
+    // CPU's messages (the meta kernel's are a tuple of its parts, and "Attempting to broadcast")
+    if (args.size() < 3 || !args[0].isTensor() || !args[1].isTensor() || !args[2].isTensor()) return;
+    if (op == "addcdiv" || op == "addcdiv_") addcdiv_integer_check(args[1].toTensor(), args[2].toTensor());
+    std::vector<int64_t> shape = args[0].toTensor().sizes().vec();  // TensorIterator's order
+    for (int i = 1; i < 3; i++) shape = at::infer_size(shape, args[i].toTensor().sizes());
     return;
+  }
+  if (op == "clamp" || op == "clamp_" || op == "clip" || op == "clip_" || op == "clamp_min" || op == "clamp_min_" ||
+      op == "clamp_max" || op == "clamp_max_") {
+    // CPU's clamp refuses complex values (its meta function: also for an empty self, also in
+    // place before the cast check) where the bounds are Scalars
+    bool scalar_bounds = true, complex = args.size() >= 1 && args[0].isTensor() && args[0].toTensor().defined() &&
+                                         args[0].toTensor().is_complex();
+    for (const char* b : {"min", "max"}) {
+      auto bi = arg_index(schema, b);
+      if (!bi || *bi >= args.size()) continue;
+      if (args[*bi].isTensor()) scalar_bounds = false;
+      else if (args[*bi].isScalar() && args[*bi].toScalar().isComplex()) complex = true;
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(!scalar_bounds || !complex, "clamp is not supported for complex types");
+    if (op.rfind("clamp_m", 0) == 0) return;
   }
   if (op == "clamp" || op == "clamp_" || op == "clip" || op == "clip_") {
     // CPU raises a RuntimeError (PyTorch's meta kernel a ValueError)
@@ -509,6 +551,105 @@ void cpu_out_resize_warning(const c10::FunctionSchema& schema, const at::Tensor&
              " which does not match the computed number of elements ", size,
              ". Note that this may occur as a result of rounding error. The out tensor will be resized to a tensor "
              "of shape (", size, ",).");
+}
+
+void cpu_foreach_checks(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, MetaRunner functional) {
+  const auto& schema = op.schema();
+  const std::string& n = schema.name();
+  static const std::string kPrefix = "aten::_foreach_";
+  if (n.rfind(kPrefix, 0) != 0 || args.empty() || !args[0].isTensorList()) return;
+  const std::vector<at::Tensor> self = args[0].toTensorList().vec();
+  const bool inplace = n.back() == '_';
+  const std::string base = n.substr(kPrefix.size(), n.size() - kPrefix.size() - (inplace ? 1 : 0));
+  const std::string& ov = schema.overload_name();
+  const auto& formals = schema.arguments();
+  // element k of each argument: a tensor's dtype, a Scalar's class (bool / complex)
+  auto elem_bool = [&](const c10::IValue& a, size_t k) {
+    if (a.isTensorList()) return k < a.toTensorList().size() && a.toTensorList().get(k).scalar_type() == at::kBool;
+    if (a.isTensor()) return a.toTensor().defined() && a.toTensor().scalar_type() == at::kBool;
+    if (a.isScalar()) return a.toScalar().isBoolean();
+    if (a.isList()) return k < a.toList().size() && a.toList().get(k).isBool();
+    return false;
+  };
+  auto elem_complex = [&](const c10::IValue& a, size_t k) {
+    if (a.isTensorList()) return k < a.toTensorList().size() && a.toTensorList().get(k).is_complex();
+    if (a.isTensor()) return a.toTensor().defined() && a.toTensor().is_complex();
+    if (a.isScalar()) return a.toScalar().isComplex();
+    if (a.isList()) return k < a.toList().size() && a.toList().get(k).isComplexDouble();
+    return false;
+  };
+  // Lengths differ: the meta kernel says so in CPU's words.
+  for (size_t i = 1; i < args.size() && i < formals.size(); i++) {
+    if (formals[i].is_out()) continue;
+    if (args[i].isTensorList() && args[i].toTensorList().size() != self.size()) return;
+    if (args[i].isList() && !args[i].isTensorList() && args[i].toList().size() != self.size()) return;
+  }
+  // CPU runs the per-element op on each element: sub's bool check comes before broadcasting
+  if (base == "sub" && args.size() >= 2) {
+    for (size_t k = 0; k < self.size(); k++) sub_bool_check(self[k].scalar_type() == at::kBool, elem_bool(args[1], k));
+  }
+  // addcdiv of integers; lerp's end and weight of self's dtype (CPU's lerp meta function)
+  if (base == "addcdiv" && args.size() >= 3 && args[1].isTensorList() && args[2].isTensorList()) {
+    for (size_t k = 0; k < self.size(); k++)
+      addcdiv_integer_check(args[1].toTensorList().get(k), args[2].toTensorList().get(k));
+  }
+  if (base == "lerp" && args.size() >= 3 && args[1].isTensorList()) {
+    for (size_t k = 0; k < self.size(); k++) {
+      const at::Tensor end = args[1].toTensorList().get(k);
+      TORCH_CHECK(self[k].dtype() == end.dtype(), "expected dtype ", self[k].dtype(), " for `end` but got dtype ",
+                  end.dtype());
+      if (args[2].isTensorList()) {
+        const at::Tensor w = args[2].toTensorList().get(k);
+        TORCH_CHECK(self[k].dtype() == w.dtype(), "expected dtype ", self[k].dtype(), " for `weight` but got dtype ",
+                    w.dtype());
+      }
+    }
+  }
+  // the tensors of element k broadcast together (at::infer_size raises CPU's message)
+  if (base != "copy") {
+    for (size_t i = 1; i < args.size() && i < formals.size(); i++) {
+      if (formals[i].is_out() || !args[i].isTensorList()) continue;
+      const auto other = args[i].toTensorList();
+      for (size_t k = 0; k < self.size(); k++) {
+        const at::Tensor o = other.get(k);
+        if (self[k].defined() && o.defined()) (void)at::infer_size(self[k].sizes(), o.sizes());
+      }
+    }
+  }
+  // Per element, in CPU's order: maximum / minimum / clamp_min / clamp_max with a Scalar run
+  // CPU's clamp kernels, which refuse complex values and word the cast error with self's
+  // TypeMeta ("long int"); in place, each element's result (of the functional overload) must
+  // keep self's shape and cast to self's dtype, as CPU's TensorIterator with self as its output
+  // demands.
+  const bool clamp = (base == "maximum" || base == "minimum" || base == "clamp_min" || base == "clamp_max") &&
+                     (ov == "Scalar" || ov == "ScalarList");
+  const std::vector<TMeta>* res = nullptr;
+  MetaResult fr;
+  if (inplace && base != "copy" && base != "zero") {
+    auto fop = c10::Dispatcher::singleton().findSchema({kPrefix + base, ov});
+    if (fop && fop->schema().arguments().size() == args.size()) {
+      try {
+        fr = functional(*fop, args);
+        if (!fr.rets.empty() && fr.rets[0].second.size() == self.size()) res = &fr.rets[0].second;
+      } catch (const std::exception&) {
+        // the in-place meta kernel raises its error
+      }
+    }
+  }
+  for (size_t k = 0; k < self.size(); k++) {
+      const bool complex_bound = clamp && args.size() >= 2 && elem_complex(args[1], k);
+    if (clamp && self[k].defined())  // also of an empty element: CPU's check is in its meta function
+      TORCH_CHECK_NOT_IMPLEMENTED(!self[k].is_complex() && !complex_bound, "clamp is not supported for complex types");
+    if (!res || !(*res)[k].defined || !self[k].defined()) continue;
+    const TMeta& m = (*res)[k];
+    TORCH_CHECK(m.sizes == self[k].sizes().vec(), "output with shape ", self[k].sizes(),
+                " doesn't match the broadcast shape ", c10::IntArrayRef(m.sizes));
+    if (clamp)
+      TORCH_CHECK(c10::canCast(m.dtype, self[k].scalar_type()), "result type ", m.dtype,
+                  " can't be cast to the desired output type ", self[k].dtype());
+    TORCH_CHECK(c10::canCast(m.dtype, self[k].scalar_type()), "result type ", m.dtype,
+                " can't be cast to the desired output type ", self[k].scalar_type());
+  }
 }
 
 std::string index_put_dtype_error(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {

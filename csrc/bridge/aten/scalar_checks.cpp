@@ -88,10 +88,24 @@ bool overflows(const c10::Scalar& s, at::ScalarType t) {
   if (s.isIntegral(false)) return overflows_int(s.toLong(), t);
   if (s.isComplex()) {
     auto z = s.toComplexDouble();
-    if (!at::isComplexType(t)) return overflows_double(z.real(), t);
+    // c10: a complex value with an imaginary part overflows every real type
+    if (!at::isComplexType(t)) return z.imag() != 0 || overflows_double(z.real(), t);
     return overflows_double(z.real(), t) || overflows_double(z.imag(), t);
   }
   return overflows_double(s.toDouble(), t);
+}
+
+// CPU's conversion of Scalar v for a result of dtype t: throws its error.
+void check_conversion(c10::Scalar v, at::ScalarType t, ScalarTo to) {
+  at::ScalarType d = t;
+  if (to == ScalarTo::kOpmath && (t == at::kHalf || t == at::kBFloat16)) d = at::kFloat;
+  if (to == ScalarTo::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false)) {
+    // to int64 (a float truncated), then that integer to the result's type
+    TORCH_CHECK(!overflows(v, at::kLong), "value cannot be converted to type int64_t without overflow");
+    if (!v.isBoolean() && !v.isIntegral(false)) v = c10::Scalar(static_cast<int64_t>(v.toDouble()));
+  }
+  if (to == ScalarTo::kNegResult && !v.isBoolean()) v = -v;
+  TORCH_CHECK(!overflows(v, d), "value cannot be converted to type ", c_type_name(d), " without overflow");
 }
 
 }  // namespace
@@ -130,14 +144,36 @@ void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10
                 "Integers to negative integer powers are not allowed.");
   }
   if (conv.empty()) return;
-  // the result's dtype: the first new return, else the first mutated argument
-  std::optional<at::ScalarType> result;
+  // the result's dtypes: of the first new return, else of the first mutated argument (one per
+  // element of a list: a _foreach op converts its Scalars per element)
+  const std::vector<TMeta>* res = nullptr;
   for (const auto& ret : r.rets)
-    if (!result && !ret.second.empty() && ret.second[0].defined) result = ret.second[0].dtype;
+    if (!res && !ret.second.empty() && ret.second[0].defined) res = &ret.second;
   for (const auto& m : r.mut)
-    if (!result && !m.empty() && m[0].defined) result = m[0].dtype;
-  if (!result) return;
-  const at::ScalarType t = *result;
+    if (!res && !m.empty() && m[0].defined) res = &m;
+  if (!res) return;
+  if (schema.name().rfind("aten::_foreach_", 0) == 0) {
+    // CPU's kernels that compute in the opmath type (lerp, addcmul, addcdiv) are not built for
+    // bool, lerp's not for integers: CPU refuses the dtype before converting (so does the lowering)
+    const bool lerp = schema.name().rfind("aten::_foreach_lerp", 0) == 0;
+    for (size_t k = 0; k < res->size(); k++) {
+      if (!(*res)[k].defined) continue;
+      const at::ScalarType dt = (*res)[k].dtype;
+      for (const auto& [i, to] : conv) {
+        if (i >= (int)args.size()) continue;
+        if (to == ScalarTo::kOpmath && (dt == at::kBool || (lerp && at::isIntegralType(dt, false)))) continue;
+        const c10::IValue& a = args[i];
+        if (a.isScalar()) check_conversion(a.toScalar(), (*res)[k].dtype, to);
+        else if (a.isList() && k < a.toList().size() && a.toList().get(k).isScalar())
+          check_conversion(a.toList().get(k).toScalar(), (*res)[k].dtype, to);
+        else if (a.isTensor() && a.toTensor().defined() && a.toTensor().dim() == 1 && a.toTensor().is_cpu() &&
+                 (int64_t)k < a.toTensor().numel())  // `Tensor scalars`: a CPU tensor of the values
+          check_conversion(a.toTensor()[(int64_t)k].item(), (*res)[k].dtype, to);
+      }
+    }
+    return;
+  }
+  const at::ScalarType t = (*res)[0].dtype;
   const std::string& name = schema.name();
   if (name == "aten::add" || name == "aten::add_" || name == "aten::sub" || name == "aten::sub_") {
     // CPU's alpha_check (the meta kernels skip it)
@@ -151,19 +187,8 @@ void scalar_overflow_checks(const c10::FunctionSchema& schema, c10::ArrayRef<c10
                   "For non-complex input tensors, argument alpha must not be a complex number.");
     }
   }
-  for (const auto& [i, to] : conv) {
-    if (i >= (int)args.size() || !args[i].isScalar()) continue;
-    c10::Scalar v = args[i].toScalar();
-    at::ScalarType d = t;
-    if (to == ScalarTo::kOpmath && (t == at::kHalf || t == at::kBFloat16)) d = at::kFloat;
-    if (to == ScalarTo::kIntegral64 && at::isIntegralType(t, /*includeBool=*/false)) {
-      // to int64 (a float truncated), then that integer to the result's type
-      TORCH_CHECK(!overflows(v, at::kLong), "value cannot be converted to type int64_t without overflow");
-      if (!v.isBoolean() && !v.isIntegral(false)) v = c10::Scalar(static_cast<int64_t>(v.toDouble()));
-    }
-    if (to == ScalarTo::kNegResult && !v.isBoolean()) v = -v;
-    TORCH_CHECK(!overflows(v, d), "value cannot be converted to type ", c_type_name(d), " without overflow");
-  }
+  for (const auto& [i, to] : conv)
+    if (i < (int)args.size() && args[i].isScalar()) check_conversion(args[i].toScalar(), t, to);
 }
 
 }  // namespace torch_tpu

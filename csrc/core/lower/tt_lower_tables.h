@@ -51,6 +51,7 @@
 #define TT_LOWER_FACT_FAMILIES(X) \
   X(unary)                        \
   X(binary)                       \
+  X(foreach)                      \
   X(matmul)                       \
   X(reduce)                       \
   X(index)                        \

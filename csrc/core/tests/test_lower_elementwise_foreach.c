@@ -254,6 +254,56 @@ static void test_foreach_errors(void) {
   tt_status_free(st);
 }
 
+/* A complex Scalar on a float list: each element computed in complex where its
+ * per-element op computes on complex values (add.Scalar: complex64 results,
+ * read as (re, im) float pairs); a Scalar[] mixing a real and a complex value
+ * gives a float and a complex64 element; clamp_min refuses complex values. */
+static void test_foreach_complex(void) {
+  const double z[2] = {0.5, 2.0};
+  th_arg_t a[2] = {LA, ew_scalar(TT_C128, z)};
+  tt_type_t outs[2] = {tt_type_make(TT_C64, 1, (int64_t[]){3}), tt_type_make(TT_C64, 2, (int64_t[]){2, 2})};
+  void* o[2] = {NULL, NULL};
+  tt_status_t st = ew_run("aten::_foreach_add.Scalar", a, 2, outs, 2, o);
+  TT_CHECK_OK(st);
+  int bad = 0;
+  for (int i = 0; i < 2 && o[i]; i++) {
+    double want[8];
+    for (int j = 0; j < k_n[i]; j++) {
+      want[2 * j] = A[i][j] + z[0];
+      want[2 * j + 1] = z[1];
+    }
+    bad += ew_check("add complex Scalar", TT_F32, o[i], want, 2 * (int)k_n[i], 1e-6, 1e-7);
+  }
+  free(o[0]);
+  free(o[1]);
+  TT_CHECK(bad == 0);
+
+  const double r = -0.75;
+  th_arg_t sl[2] = {ew_scalar(TT_F64, &r), ew_scalar(TT_C128, z)};
+  th_arg_t m[2] = {LA, ew_list(TT_ARG_SCALARS, sl, 2)};
+  outs[0] = tt_type_make(TT_F32, 1, (int64_t[]){3});
+  st = ew_run("aten::_foreach_mul.ScalarList", m, 2, outs, 2, o);
+  TT_CHECK_OK(st);
+  double w0[3], w1[8];
+  for (int j = 0; j < 3; j++) w0[j] = A[0][j] * r;
+  for (int j = 0; j < 4; j++) {
+    w1[2 * j] = A[1][j] * z[0];
+    w1[2 * j + 1] = A[1][j] * z[1];
+  }
+  bad = (o[0] ? ew_check("mul Scalar[] real", TT_F32, o[0], w0, 3, 1e-6, 1e-7) : 1) +
+        (o[1] ? ew_check("mul Scalar[] complex", TT_F32, o[1], w1, 8, 1e-6, 1e-7) : 1);
+  free(o[0]);
+  free(o[1]);
+  TT_CHECK(bad == 0);
+
+  outs[0] = tt_type_make(TT_C64, 1, (int64_t[]){3});
+  st = ew_run("aten::_foreach_clamp_min.Scalar", a, 2, outs, 2, o);
+  free(o[0]);
+  free(o[1]);
+  TT_CHECK(tt_status_code(st) == TT_UNIMPLEMENTED);
+  tt_status_free(st);
+}
+
 int main(void) {
   ew_plugin = ew_open("TT_TEST_PLUGIN_NEW");
   if (!ew_plugin) return 0;
@@ -261,6 +311,7 @@ int main(void) {
   TT_RUN(test_foreach_binary);
   TT_RUN(test_adam_step);
   TT_RUN(test_foreach_errors);
+  TT_RUN(test_foreach_complex);
   tt_pjrt_t* p_new = ew_plugin;
   ew_plugin = ew_open("TT_TEST_PLUGIN_OLD");
   if (ew_plugin) {

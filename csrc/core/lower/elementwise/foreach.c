@@ -4,7 +4,12 @@
  * gets the i-th tensor of every Tensor[] argument, the i-th scalar of every
  * Scalar[] argument, and every other argument (a single Scalar or Tensor, an
  * attribute) as is; its single output is output i. So a foreach op computes
- * exactly what the loop of single-tensor ops computes (ATen's slow path). */
+ * exactly what the loop of single-tensor ops computes (ATen's slow path).
+ *
+ * Complex values: every foreach record says TT_LF_COMPLEX, and each element
+ * is held to its per-element op's own fact instead (a float list with a
+ * complex Scalar gives complex results where add.Scalar computes them, and is
+ * refused where clamp_min does not), so the fact lives in one record. */
 #include <string.h>
 
 #include "lower_elementwise.h"
@@ -76,12 +81,24 @@ static tt_val_t slice_scalar(tt_shlo_fn_t* f, tt_val_t v, int64_t i) {
   return tt_l_convert(f, s, dt);
 }
 
+/* Whether a per-element call reads or writes a complex value. */
+static bool uses_complex(const tt_lctx_t* sc) {
+  if (tt_dtype_is_complex(sc->out_types[0].dtype)) return true;
+  for (int j = 0; j < sc->nargs; j++) {
+    const tt_larg_t* a = &sc->args[j];
+    if (a->kind != TT_ARG_TENSOR && a->kind != TT_ARG_SCALAR) continue;
+    const tt_type_t* t = tt_shlo_type(sc->f, a->val);
+    if (t && tt_dtype_is_complex(t->dtype)) return true;
+  }
+  return false;
+}
+
 static tt_status_t lower_foreach(tt_lctx_t* c) {
   int64_t p = c->op->param;
   if (p < 0 || p >= FB_COUNT || (!k_fb[p].base && !k_fb[p].local))
     return tt_status_make(TT_INTERNAL, "%s: bad foreach param %lld", c->op->name, (long long)p);
   const fbinfo_t* fb = &k_fb[p];
-  tt_lower_entry_t local = {c->op->name, fb->local, 0, 0};
+  tt_lower_entry_t local = {c->op->name, fb->local, 0, TT_LF_COMPLEX}; /* any dtype */
   const tt_lower_entry_t* base = fb->base ? tt_lower_find(fb->base) : &local;
   if (!base || !base->fn)
     return tt_status_make(TT_INTERNAL, "%s: no lowering for %s", c->op->name, fb->base);
@@ -118,6 +135,15 @@ static tt_status_t lower_foreach(tt_lctx_t* c) {
       if (sub[j].kind == TT_ARG_TENSORS || sub[j].kind == TT_ARG_SCALARS) sub[j].vals = NULL;
     }
     tt_lctx_t sc = {c->f, base, sub, c->nargs, &c->out_types[i], 1, &c->outs[i]};
+    const tt_type_t* ot = &c->out_types[i];
+    if (tt_type_numel(ot) == 0) { /* nothing to compute (CPU runs no kernel: no refusal either) */
+      TT_RETURN_IF_ERROR(tt_l_set_out(&sc, 0, tt_l_full(c->f, ot->dtype, ot->rank, ot->dims, 0)));
+      continue;
+    }
+    if (!(base->flags & TT_LF_COMPLEX) && uses_complex(&sc))
+      return tt_status_make(TT_UNIMPLEMENTED,
+                            "%s: complex tensors are not supported by %s on the tpu device yet",
+                            c->op->name, base->name);
     TT_RETURN_IF_ERROR_CTX(base->fn(&sc), "%s (element %d)", c->op->name, i);
   }
   return NULL;
@@ -126,11 +152,12 @@ static tt_status_t lower_foreach(tt_lctx_t* c) {
 /* ---- the table ---------------------------------------------------------------- */
 #define L lower_foreach
 /* overload `ov`: functional, in-place, out= */
-#define FV(n, ov, p) {"aten::_foreach_" n "." ov, L, p, 0}, {"aten::_foreach_" n "_." ov, L, p, 0}, \
-                     {"aten::_foreach_" n "." ov "_out", L, p, 0},
+#define C TT_LF_COMPLEX
+#define FV(n, ov, p) {"aten::_foreach_" n "." ov, L, p, C}, {"aten::_foreach_" n "_." ov, L, p, C}, \
+                     {"aten::_foreach_" n "." ov "_out", L, p, C},
 /* overload-less: functional, in-place, out= */
-#define FU(n, p) {"aten::_foreach_" n, L, p, 0}, {"aten::_foreach_" n "_", L, p, 0}, \
-                 {"aten::_foreach_" n ".out", L, p, 0},
+#define FU(n, p) {"aten::_foreach_" n, L, p, C}, {"aten::_foreach_" n "_", L, p, C}, \
+                 {"aten::_foreach_" n ".out", L, p, C},
 /* Scalar / List / ScalarList */
 #define FSLS(n, s, t) FV(n, "Scalar", s) FV(n, "List", t) FV(n, "ScalarList", s)
 
@@ -145,17 +172,17 @@ const tt_lower_entry_t tt_lower_foreach[] = {
     FV("addcdiv", "Tensor", FB_ADDCDIV_T)
     FV("lerp", "List", FB_LERP_T) FV("lerp", "Scalar", FB_LERP_S) FV("lerp", "ScalarList", FB_LERP_S)
     FSLS("pow", FB_POW_TS, FB_POW_TT)
-    {"aten::_foreach_pow.ScalarAndTensor", L, FB_POW_ST, 0},
+    {"aten::_foreach_pow.ScalarAndTensor", L, FB_POW_ST, C},
     FSLS("maximum", FB_CLAMP_MIN_S, FB_MAXIMUM) FSLS("minimum", FB_CLAMP_MAX_S, FB_MINIMUM)
     FSLS("clamp_min", FB_CLAMP_MIN_S, FB_CLAMP_MIN_T) FSLS("clamp_max", FB_CLAMP_MAX_S, FB_CLAMP_MAX_T)
-    {"aten::_foreach_zero", L, FB_ZERO, 0},
-    {"aten::_foreach_zero_", L, FB_ZERO, TT_LF_WRITE_ONLY},
-    {"aten::_foreach_zero.out", L, FB_ZERO, 0},
-    {"aten::_foreach_copy", L, FB_COPY, 0},
-    {"aten::_foreach_copy_", L, FB_COPY, TT_LF_WRITE_ONLY},
-    {"aten::_foreach_copy.out", L, FB_COPY, 0},
-    {"aten::_foreach_clone", L, FB_CLONE, 0},
-    {"aten::_foreach_clone.out", L, FB_CLONE, 0},
+    {"aten::_foreach_zero", L, FB_ZERO, C},
+    {"aten::_foreach_zero_", L, FB_ZERO, TT_LF_WRITE_ONLY | C},
+    {"aten::_foreach_zero.out", L, FB_ZERO, C},
+    {"aten::_foreach_copy", L, FB_COPY, C},
+    {"aten::_foreach_copy_", L, FB_COPY, TT_LF_WRITE_ONLY | C},
+    {"aten::_foreach_copy.out", L, FB_COPY, C},
+    {"aten::_foreach_clone", L, FB_CLONE, C},
+    {"aten::_foreach_clone.out", L, FB_CLONE, C},
     FU("abs", FB_ABS) FU("acos", FB_ACOS) FU("asin", FB_ASIN) FU("atan", FB_ATAN)
     FU("ceil", FB_CEIL) FU("cos", FB_COS) FU("cosh", FB_COSH) FU("erf", FB_ERF)
     FU("erfc", FB_ERFC) FU("exp", FB_EXP) FU("expm1", FB_EXPM1) FU("floor", FB_FLOOR)
@@ -166,3 +193,22 @@ const tt_lower_entry_t tt_lower_foreach[] = {
     FU("tanh", FB_TANH) FU("trunc", FB_TRUNC)
 };
 const int tt_lower_foreach_count = TT_TABLE_COUNT(tt_lower_foreach);
+
+/* The Scalars CPU's per-element kernels convert to the element type (checked for overflow by
+ * the bridge, per element): lerp's weight and addcmul / addcdiv's value in the opmath type,
+ * add / sub's alpha, the bound of clamp_min / clamp_max (which maximum / minimum run). A
+ * Scalar[] converts its i-th value for element i; a Scalar that becomes a wrapped number
+ * (add.Scalar's) converts none. */
+#define FF(n, s) TT_FACT_SCALARS("aten::_foreach_" n, 0, s), TT_FACT_SCALARS("aten::_foreach_" n "_", 0, s)
+const tt_lower_fact_t tt_lower_foreach_facts[] = {
+    FF("lerp", "weight:opmath"),
+    FF("addcmul", "value:opmath scalars:opmath"),
+    FF("addcdiv", "value:opmath scalars:opmath"),
+    FF("add", "alpha:result"),
+    FF("sub", "alpha:neg_result"),
+    FF("clamp_min", "scalar:result scalars:result"),
+    FF("clamp_max", "scalar:result scalars:result"),
+    FF("maximum", "scalar:result scalars:result"),
+    FF("minimum", "scalar:result scalars:result"),
+};
+const int tt_lower_foreach_facts_count = TT_TABLE_COUNT(tt_lower_foreach_facts);

@@ -27,7 +27,8 @@ tt_status_t tt__ew_check(const tt_lctx_t* c, tt_dtype_t dt, unsigned accept) {
                  : tt_dtype_is_complex(dt)   ? TT_EW_COMPLEX
                                              : TT_EW_INT;
   if (cat & accept) return NULL;
-  return tt_status_make(TT_INVALID_ARGUMENT, "%s: not implemented for dtype %s", c->op->name,
+  /* CPU's kernels raise NotImplementedError for a dtype they are not built for */
+  return tt_status_make(TT_UNIMPLEMENTED, "%s: not implemented for dtype %s", c->op->name,
                         tt_dtype_name(dt));
 }
 
