@@ -131,15 +131,15 @@ OUT_LAYOUT_DIFFERS = set()
 SIGN_FREE = {"linalg.eigh"}
 
 
-def _out_ops(differs):
-    """Every OpInfo with an out= variant and float32 on CPU (a third of them in make test); those
-    named in differs are expected to fail."""
+def _out_ops(differs, quick_share=3):
+    """Every OpInfo with an out= variant and float32 on CPU (1 / quick_share of them in make test);
+    those named in differs are expected to fail."""
     from torch.testing._internal.common_methods_invocations import op_db
     ops = [op for op in op_db if op.supports_out and torch.float32 in op.supported_dtypes("cpu")
            and not op.name.startswith("sparse.")]  # sparse layouts are not on the device
     ops.sort(key=lambda op: (op.name, op.variant_test_name))
     if not suite.FULL:
-        ops = random.Random(7).sample(ops, len(ops) // 3)
+        ops = random.Random(7).sample(ops, len(ops) // quick_share)
     return [pytest.param(op, id=op.name + ("." + op.variant_test_name if op.variant_test_name else ""),
                          marks=[pytest.mark.xfail(strict=True, reason="CPU's out= layout")]
                          if op.name in differs else [])
@@ -259,7 +259,7 @@ def layout_differences(op, dtype, samples=3):
 RESIZED_LAYOUT_DIFFERS = {"nonzero"}  # a (0, 0) result: CPU's out kernel strides it (1, 0), its functional form (1, 1)
 
 
-@pytest.mark.parametrize("op", _out_ops(RESIZED_LAYOUT_DIFFERS))
+@pytest.mark.parametrize("op", _out_ops(RESIZED_LAYOUT_DIFFERS, quick_share=16 if suite.FUSED_PASS else 6))
 def test_opinfo_resized_out_layout(op):
     """An empty out= gets CPU's shape and strides: the functional form's for CPU's structured and
     TensorIterator kernels (LAPACK's column-major results, the inputs' permutation), contiguous
