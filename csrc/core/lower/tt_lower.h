@@ -108,7 +108,7 @@ typedef tt_status_t (*tt_lower_fn_t)(tt_lctx_t* c);
    copies it into the resized out: abs, angle) */
 #define TT_LF_OUT_RESIZE_CONTIGUOUS_COMPLEX 0x1000u
 /* ... where the out is not empty: CPU's kernel gives an empty out the functional layout
-   (column-major), resizes one of another shape contiguous (householder_product, ormqr) */
+   (column-major), resizes one of another shape contiguous (householder_product, ormqr, eig) */
 #define TT_LF_OUT_RESTRIDE_IF_EMPTY 0x2000u
 /* The flags a fact may give an op that has no lowering (see tt_lower_fact_t). */
 #define TT_LF_FACT_ONLY TT_LF_HOST_OP

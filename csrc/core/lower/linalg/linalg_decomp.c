@@ -137,7 +137,8 @@ const int tt_lower_linalg_decomp_count = TT_TABLE_COUNT(tt_lower_linalg_decomp);
  * CPU does (checked against it in tests/), or do when every tensor is complex (_SAME). The
  * runtime refuses complex tensors for an op without either. */
 const tt_lower_fact_t tt_lower_linalg_decomp_facts[] = {
-    TT_FACT("aten::linalg_eig", TT_LF_COMPLEX), TT_FACT("aten::_linalg_eigvals", TT_LF_COMPLEX),
+    TT_FACT("aten::linalg_eig", TT_LF_COMPLEX | TT_LF_OUT_RESTRIDE_IF_EMPTY),
+    TT_FACT("aten::_linalg_eigvals", TT_LF_COMPLEX),
     TT_FACT("aten::linalg_eigvals", TT_LF_COMPLEX), TT_FACT("aten::geqrf", TT_LF_COMPLEX),
     TT_FACT("aten::linalg_householder_product", TT_LF_COMPLEX | TT_LF_OUT_RESTRIDE_IF_EMPTY),
     TT_FACT("aten::linalg_qr", TT_LF_COMPLEX), TT_FACT("aten::ormqr", TT_LF_COMPLEX | TT_LF_OUT_RESTRIDE_IF_EMPTY),
