@@ -318,3 +318,16 @@ def test_histc_points_on_bin_edges_randomized(seed):
             with torch_tpu.eager_mode(mode):
                 got = torch.histc(x.to(dev), bins, lo, hi).cpu()
             assert torch.equal(got, want), (seed, trial, mode, dtype, bins, lo, hi)
+
+
+def test_scatter_inplace_complex():
+    """In-place scatter_ of complex tensors (src, value, and the add / multiply reductions), as the
+    functional scatter; index positions repeat for the reductions."""
+    def cx(shape, seed):
+        return torch.complex(make(shape, seed=seed), make(shape, seed=seed + 1))
+    x, src = cx((3, 4), 0), cx((2, 4), 2)
+    idx = torch.tensor([[0, 1, 2, 0], [2, 0, 1, 1]])
+    check(lambda t, s: t.scatter_(0, idx.to(t.device), s), x, src)
+    check(lambda t: t.scatter_(1, idx.to(t.device)[:, :2], 1.5 - 2j), x)
+    for red in ("add", "multiply"):
+        check(lambda t, s, red=red: t.scatter_(0, idx.to(t.device), s, reduce=red), x, src)

@@ -491,7 +491,7 @@ const tt_lower_fact_t tt_lower_index_facts[] = {
     TT_FACT("aten::index_add", TT_LF_COMPLEX), TT_FACT("aten::index_add_", TT_LF_COMPLEX),
     TT_FACT("aten::scatter_add", TT_LF_COMPLEX), TT_FACT("aten::scatter_add_", TT_LF_COMPLEX),
     TT_FACT("aten::_index_put_impl_", TT_LF_COMPLEX),
-    TT_FACT_SCALARS("aten::scatter_", 0, "value:result"),
+    TT_FACT_SCALARS("aten::scatter_", TT_LF_COMPLEX, "value:result"),
     /* no lowering: the output size depends on the data, so they run on the host */
     TT_FACT("aten::masked_select", TT_LF_HOST_OP), TT_FACT("aten::nonzero", TT_LF_HOST_OP),
     TT_FACT("aten::nonzero_static", TT_LF_HOST_OP),
