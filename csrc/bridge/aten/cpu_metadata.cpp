@@ -40,30 +40,21 @@ void match_cpu_metadata(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IV
     if (loss && !loss->empty()) (*loss)[0].sizes.clear(), (*loss)[0].strides.clear();
   }
   // linalg_eig: CPU's eigenvectors are column-major (geev's layout), the meta
-  // kernel's are CUDA's row-major ones. out=: CPU makes an empty tensor
-  // column-major; one of another non-empty shape is resized (row-major, as the
-  // meta kernel says) and one of the result's shape keeps its strides
+  // kernel's are CUDA's row-major ones. (out=: a resized out takes these
+  // strides when empty, TT_LF_OUT_RESTRIDE_IF_EMPTY in fallback.cpp.)
   if (name == "aten::linalg_eig") {
-    auto colmajor = [](TMeta& tm) {
+    if (r.rets.size() < 2 || schema.overload_name() == "out") return;
+    for (auto& tm : r.rets[1].second) {
       size_t n = tm.sizes.size();
-      if (!tm.defined || n < 2) return;
-      int64_t r = std::max<int64_t>(1, tm.sizes[n - 2]), c = std::max<int64_t>(1, tm.sizes[n - 1]);
+      if (!tm.defined || n < 2) continue;
+      int64_t rows = std::max<int64_t>(1, tm.sizes[n - 2]), cols = std::max<int64_t>(1, tm.sizes[n - 1]);
       tm.strides.assign(n, 1);
-      tm.strides[n - 1] = r;
-      int64_t step = r * c;
+      tm.strides[n - 1] = rows;
+      int64_t step = rows * cols;
       for (int64_t d = (int64_t)n - 3; d >= 0; d--) {
         tm.strides[d] = step;
         step *= std::max<int64_t>(1, tm.sizes[d]);
       }
-    };
-    auto vi = schema.argumentIndexWithName("eigenvectors");
-    if (vi && (size_t)*vi < r.mut.size() && (size_t)*vi < args.size() && args[*vi].isTensor()) {
-      const at::Tensor& out = args[*vi].toTensor();
-      for (auto& tm : r.mut[*vi])
-        if (out.numel() == 0 && out.sizes().vec() != tm.sizes) colmajor(tm);
-      if (r.rets.size() > 1 && !r.mut[*vi].empty()) r.rets[1].second = r.mut[*vi];
-    } else if (r.rets.size() > 1) {
-      for (auto& tm : r.rets[1].second) colmajor(tm);
     }
     return;
   }
